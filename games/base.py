@@ -1,0 +1,132 @@
+"""The one interface that every game's rules present to the server and the search.
+
+A game is a module in this package that defines ``RULES``, a :class:`Game`. Its
+positions are immutable: :meth:`Position.play` returns a new position, so a
+position can be shared between coroutines, cached in a transposition table or
+sent to another process without copying. Moves are small hashable values (an
+``int`` for most games, a tuple for checkers) that the search may keep in tables;
+text crosses the wire only through :meth:`Position.parse_move` and
+:meth:`Position.format_move`, in the game's usual notation.
+
+Seats are numbered 0 and 1; seat 0 moves first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, TypeAlias
+
+Move: TypeAlias = Hashable
+
+
+class IllegalMoveError(ValueError):
+    """A move that is malformed or not legal where it was tried.
+
+    Carries the move as it was given and a human reason, so the server can pass
+    the reason on to the player unchanged.
+    """
+
+    def __init__(self, move: object, reason: str) -> None:
+        super().__init__(f"illegal move {move!r}: {reason}")
+        self.move = move
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How a finished game ended: the winning seat (``None`` for a draw) and why."""
+
+    winner: int | None
+    reason: str
+
+    @property
+    def is_draw(self) -> bool:
+        return self.winner is None
+
+
+class Position(Protocol):
+    """An immutable game position; see the module docstring."""
+
+    @property
+    def turn(self) -> int:
+        """The seat to move: 0 or 1."""
+        ...
+
+    @property
+    def ply(self) -> int:
+        """How many moves (passes included) led here from the start."""
+        ...
+
+    def legal_moves(self) -> list[Move]:
+        """Every legal move, empty once the game is over."""
+        ...
+
+    def play(self, move: Move) -> Position:
+        """The position after ``move``; raises :class:`IllegalMoveError` if it is not legal."""
+        ...
+
+    def outcome(self) -> Outcome | None:
+        """The result if the game is over, else ``None``."""
+        ...
+
+    def key(self) -> Hashable:
+        """A hashable value equal for positions the search may treat as the same."""
+        ...
+
+    def parse_move(self, text: str) -> Move:
+        """The legal move that ``text`` names in the game's notation.
+
+        Raises :class:`IllegalMoveError` for text that is malformed or names a move
+        that is not legal here.
+        """
+        ...
+
+    def format_move(self, move: Move) -> str:
+        """The move in the game's usual notation."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Game:
+    """What the rest of Ply Arena needs to know about a game besides its positions."""
+
+    name: str
+    """Short identifier used on the wire, in URLs and on the command line."""
+    title: str
+    """Human name."""
+    sides: tuple[str, str]
+    """Names of the two sides, first mover first (e.g. ``("Black", "White")``)."""
+    notation: str
+    """One line describing the move notation, for documentation and clients."""
+    start: Callable[[], Position]
+    """The initial position."""
+
+    def replay(self, moves: Iterable[str]) -> Position:
+        """The position reached by playing ``moves`` (notation) from the start."""
+        position = self.start()
+        for text in moves:
+            position = position.play(position.parse_move(text))
+        return position
+
+    def history(self, moves: Sequence[str]) -> list[Position]:
+        """Every position of a game, the start included, for replays and exports."""
+        positions = [self.start()]
+        for text in moves:
+            last = positions[-1]
+            positions.append(last.play(last.parse_move(text)))
+        return positions
+
+
+def perft(position: Position, depth: int) -> int:
+    """The number of legal move sequences of exactly ``depth`` plies from ``position``.
+
+    The standard check of move generation against published tables. The last ply
+    is counted without being played (bulk counting).
+    """
+    if depth == 0:
+        return 1
+    moves = position.legal_moves()
+    if depth == 1:
+        return len(moves)
+    return sum(perft(position.play(move), depth - 1) for move in moves)

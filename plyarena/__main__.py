@@ -1,0 +1,5 @@
+import sys
+
+from plyarena.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""Subcommands of ``plyarena``; see :mod:`plyarena.cli`."""

@@ -1,0 +1,93 @@
+"""Plain records that cross the storage boundary.
+
+The rest of the server reads and writes these frozen dataclasses and never
+touches ORM objects, so sessions stay inside :mod:`server.storage` and a record
+can be handed to any coroutine safely.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerRecord:
+    """A person or bot known to the server. The token itself is never stored, only its hash."""
+
+    id: str
+    name: str
+    is_bot: bool
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class SeatRecord:
+    """Who holds a seat of a match (seat 0 moves first)."""
+
+    seat: int
+    player_id: str
+    player_name: str
+    is_bot: bool
+
+
+@dataclass(frozen=True, slots=True)
+class EngineInfo:
+    """What a bot's search said about the move it sent, kept for replays and eval graphs."""
+
+    score: int | None = None
+    depth: int | None = None
+    nodes: int | None = None
+    pv: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MoveRecord:
+    """One ply of a match, as committed.
+
+    ``clocks_ms`` are both seats' remaining times right after the move (``None``
+    for untimed matches); ``think_ms`` is how long the mover took.
+    """
+
+    match_id: str
+    ply: int
+    seat: int
+    notation: str
+    think_ms: int
+    played_at: datetime
+    clocks_ms: tuple[int, int] | None = None
+    engine: EngineInfo | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MatchFinish:
+    """How a match ended, written in the same transaction as its last move when a move ends it."""
+
+    status: str  # "finished" or "aborted"
+    winner: int | None  # winning seat, None for a draw or an abort
+    reason: str
+    finished_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class MatchRecord:
+    """A match with its seats and, when loaded in full, its moves.
+
+    ``status`` is one of ``open`` (waiting for players), ``live``, ``finished``,
+    ``aborted``. ``options`` holds the creation options as JSON-ready data (time
+    control, visibility, bot request, ...).
+    """
+
+    id: str
+    game: str
+    options: dict[str, Any]
+    status: str
+    host: str
+    created_at: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    winner: int | None = None
+    reason: str | None = None
+    seats: tuple[SeatRecord, ...] = ()
+    moves: tuple[MoveRecord, ...] = field(default=())

@@ -1,0 +1,57 @@
+"""Shared fixtures: real services where the machine has them.
+
+A test that needs PostgreSQL, Mosquitto or Chromium skips, saying why, when the
+service is missing; with ``PLYARENA_REQUIRE_SERVICES=1`` (or
+``PLYARENA_REQUIRE_BROWSER=1`` for Chromium), as CI sets, it fails instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+
+import pytest
+
+POSTGRES_HOST, POSTGRES_PORT = "127.0.0.1", 5432
+MQTT_HOST, MQTT_PORT = "127.0.0.1", 1883
+CHROMIUM = "/usr/bin/chromium"
+
+
+def _missing(what: str, why: str, required_by: str) -> None:
+    message = f"{what} is not available: {why}"
+    if os.environ.get(required_by) == "1":
+        pytest.fail(f"{message} (required: {required_by}=1)", pytrace=False)
+    pytest.skip(message)
+
+
+def _port_open(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> str:
+    """URL of the local PostgreSQL test database."""
+    if not _port_open(POSTGRES_HOST, POSTGRES_PORT):
+        _missing("PostgreSQL", f"nothing listens on {POSTGRES_HOST}:{POSTGRES_PORT}", "PLYARENA_REQUIRE_SERVICES")
+    return f"postgresql+asyncpg://postgres@{POSTGRES_HOST}:{POSTGRES_PORT}/test"
+
+
+@pytest.fixture(scope="session")
+def mqtt_url() -> str:
+    """URL of the local Mosquitto broker."""
+    if not _port_open(MQTT_HOST, MQTT_PORT):
+        _missing("Mosquitto", f"nothing listens on {MQTT_HOST}:{MQTT_PORT}", "PLYARENA_REQUIRE_SERVICES")
+    return f"mqtt://{MQTT_HOST}:{MQTT_PORT}"
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    """Path of Debian's Chromium, for Playwright."""
+    if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
+        _missing("Chromium", f"{CHROMIUM} does not exist (apt-get install chromium)", "PLYARENA_REQUIRE_BROWSER")
+    return CHROMIUM if os.path.exists(CHROMIUM) else str(shutil.which("chromium"))
