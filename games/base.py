@@ -86,6 +86,16 @@ class Position(Protocol):
         """The move in the game's usual notation."""
         ...
 
+    def grid(self) -> tuple[str, ...]:
+        """The board as rows of characters, top row first, for clients and logs.
+
+        ``.`` an empty square, ``x`` a piece of seat 0, ``o`` a piece of seat 1,
+        ``X`` and ``O`` their kings, and a space for a square no piece can use
+        (the light squares of checkers). Clients draw boards from this, so no
+        rules need to be written twice.
+        """
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class Game:

@@ -90,11 +90,15 @@ class TicTacToe:
     def format_move(self, move: int) -> str:
         return CELL_NAMES[move]
 
-    def __str__(self) -> str:
+    def grid(self) -> tuple[str, ...]:
         def mark(cell: int) -> str:
-            return "O" if self.stones[0] >> cell & 1 else "X" if self.stones[1] >> cell & 1 else "."
+            return "x" if self.stones[0] >> cell & 1 else "o" if self.stones[1] >> cell & 1 else "."
 
-        return "\n".join("".join(mark(3 * row + column) for column in range(3)) for row in range(3))
+        return tuple("".join(mark(3 * row + column) for column in range(3)) for row in range(3))
+
+    def __str__(self) -> str:
+        """The board with the sides' own marks (O moves first)."""
+        return "\n".join(self.grid()).replace("x", "O").replace("o", "X")
 
 
 RULES = Game(

@@ -86,3 +86,11 @@ def test_moves_after_the_end_are_refused(name: str) -> None:
     final = random_game(name, seed=3, max_plies=10_000)[-1]
     assert final.outcome() is not None
     assert final.legal_moves() == []
+
+
+@pytest.mark.parametrize("name", ALL_GAMES)
+def test_grid_draws_every_position_with_the_shared_alphabet(name: str) -> None:
+    for position in random_game(name, seed=11):
+        rows = position.grid()
+        assert rows and len({len(row) for row in rows}) == 1
+        assert set("".join(rows)) <= set(".xoXO ")
