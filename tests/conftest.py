@@ -16,6 +16,8 @@ import pytest
 POSTGRES_HOST, POSTGRES_PORT = "127.0.0.1", 5432
 MQTT_HOST, MQTT_PORT = "127.0.0.1", 1883
 CHROMIUM = "/usr/bin/chromium"
+SERVICES_REQUIRED = "PLYARENA_REQUIRE_SERVICES"
+BROWSER_REQUIRED = "PLYARENA_REQUIRE_BROWSER"
 
 
 def _missing(what: str, why: str, required_by: str) -> None:
@@ -37,7 +39,7 @@ def _port_open(host: str, port: int) -> bool:
 def postgres_url() -> str:
     """URL of the local PostgreSQL test database."""
     if not _port_open(POSTGRES_HOST, POSTGRES_PORT):
-        _missing("PostgreSQL", f"nothing listens on {POSTGRES_HOST}:{POSTGRES_PORT}", "PLYARENA_REQUIRE_SERVICES")
+        _missing("PostgreSQL", f"nothing listens on {POSTGRES_HOST}:{POSTGRES_PORT}", SERVICES_REQUIRED)
     return f"postgresql+asyncpg://postgres@{POSTGRES_HOST}:{POSTGRES_PORT}/test"
 
 
@@ -45,7 +47,7 @@ def postgres_url() -> str:
 def mqtt_url() -> str:
     """URL of the local Mosquitto broker."""
     if not _port_open(MQTT_HOST, MQTT_PORT):
-        _missing("Mosquitto", f"nothing listens on {MQTT_HOST}:{MQTT_PORT}", "PLYARENA_REQUIRE_SERVICES")
+        _missing("Mosquitto", f"nothing listens on {MQTT_HOST}:{MQTT_PORT}", SERVICES_REQUIRED)
     return f"mqtt://{MQTT_HOST}:{MQTT_PORT}"
 
 
@@ -53,5 +55,5 @@ def mqtt_url() -> str:
 def chromium_path() -> str:
     """Path of Debian's Chromium, for Playwright."""
     if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
-        _missing("Chromium", f"{CHROMIUM} does not exist (apt-get install chromium)", "PLYARENA_REQUIRE_BROWSER")
+        _missing("Chromium", f"{CHROMIUM} does not exist (apt-get install chromium)", BROWSER_REQUIRED)
     return CHROMIUM if os.path.exists(CHROMIUM) else str(shutil.which("chromium"))

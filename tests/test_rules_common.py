@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -15,13 +16,19 @@ ALL_GAMES = sorted(GAMES)
 
 def random_game(name: str, seed: int, max_plies: int = 400) -> list:
     """Positions of one random game, from the start until it ends (or ``max_plies``)."""
+    return random_game_with_moves(name, seed, max_plies)[0]
+
+
+def random_game_with_moves(name: str, seed: int, max_plies: int = 400) -> tuple[list, list]:
+    """Positions of one random game and the moves between them."""
     rng = random.Random(seed)
     position = get_game(name).start()
-    positions = [position]
-    while position.outcome() is None and len(positions) <= max_plies:
-        position = position.play(rng.choice(position.legal_moves()))
+    positions, moves = [position], []
+    while position.outcome() is None and len(moves) < max_plies:
+        moves.append(rng.choice(position.legal_moves()))
+        position = position.play(moves[-1])
         positions.append(position)
-    return positions
+    return positions, moves
 
 
 def test_the_four_games_are_registered() -> None:
@@ -50,24 +57,15 @@ def test_positions_are_consistent_along_random_games(name: str, seed: int) -> No
         assert len(moves) == len(set(moves)), "duplicate legal moves"
         assert (position.outcome() is None) == bool(moves)
         hash(position.key())
-    for before, after in zip(positions, positions[1:], strict=False):
+    for before, after in itertools.pairwise(positions):
         assert after.key() != before.key() or after.turn != before.turn
 
 
 @pytest.mark.parametrize("name", ALL_GAMES)
 def test_replay_reaches_the_same_position(name: str) -> None:
-    positions = random_game(name, seed=7)
-    moves = [p.format_move(m) for p, m in zip(positions, _moves_between(positions), strict=False)]
-    assert get_game(name).replay(moves).key() == positions[-1].key()
-
-
-def _moves_between(positions: list) -> list:
-    """Recover the moves of a random game by matching successors (tests only)."""
-    moves = []
-    for before, after in zip(positions, positions[1:], strict=False):
-        matching = [m for m in before.legal_moves() if before.play(m).key() == after.key()]
-        moves.append(matching[0])
-    return moves
+    positions, moves = random_game_with_moves(name, seed=7)
+    notation = [position.format_move(move) for position, move in zip(positions, moves, strict=False)]
+    assert get_game(name).replay(notation).key() == positions[-1].key()
 
 
 @pytest.mark.parametrize("name", ALL_GAMES)
