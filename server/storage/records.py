@@ -91,3 +91,4 @@ class MatchRecord:
     reason: str | None = None
     seats: tuple[SeatRecord, ...] = ()
     moves: tuple[MoveRecord, ...] = field(default=())
+    rematch_of: str | None = None  # the match this one is a rematch of

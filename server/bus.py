@@ -1,0 +1,627 @@
+"""The event bus: topics, payloads, retained messages, with MQTT's semantics everywhere.
+
+Lobby entries and match events are published on topics such as
+``plyarena/v1/lobby/{match_id}`` and read with MQTT wildcards (``+`` stands for
+one level, a final ``#`` for any number of levels, including none)::
+
+    async with bus.subscribe("plyarena/v1/lobby/#") as messages:
+        async for topic, payload in messages:
+            ...
+
+A retained message is the current state of its topic: every new subscriber gets
+the matching retained messages first, then live ones; publishing an empty
+retained payload clears the topic, and current subscribers receive that empty
+payload, which is how they learn a lobby entry is gone.
+
+Two implementations of one interface, :class:`EventBus`:
+
+- :class:`InProcessBus`, the default: one server instance, no broker.
+- :class:`MqttBus`: any MQTT 5 broker (Mosquitto in development, a cluster such as
+  EMQX in production), so several instances and bot fleets share the events. It
+  keeps its connection in a background task and reconnects with backoff when the
+  broker goes away; meanwhile the server keeps running, publishes wait in a
+  bounded queue, and on reconnect subscriptions are renewed and this instance's
+  retained topics are published again (the broker may have lost them).
+
+``bus_from_url(None)`` gives the first, ``bus_from_url("mqtt://host:1883")`` the second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import random
+import ssl
+import uuid
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from typing import Protocol, Self
+from urllib.parse import unquote, urlsplit
+
+import aiomqtt
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from paho.mqtt.subscribeoptions import SubscribeOptions
+
+log = logging.getLogger(__name__)
+
+Message = tuple[str, bytes]
+
+DEFAULT_MAX_QUEUED = 10_000  # messages a slow subscriber may fall behind before the oldest are dropped
+DEFAULT_MAX_PENDING = 10_000  # publishes kept while the broker is unreachable
+MAX_TOPIC_BYTES = 65_535
+
+
+class EventBus(Protocol):
+    """What the server needs from an event bus; see the module docstring for the semantics."""
+
+    async def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> None: ...
+
+    def subscribe(self, pattern: str) -> AbstractAsyncContextManager[AsyncIterator[Message]]: ...
+
+
+def bus_from_url(
+    url: str | None, *, client_id: str | None = None, status_topic: str | None = None
+) -> EventBus:
+    """The bus for a ``--mqtt`` option: in process for ``None``, else MQTT (``mqtt://`` or ``mqtts://``)."""
+    if url is None:
+        return InProcessBus()
+    return MqttBus(url, client_id=client_id, status_topic=status_topic)
+
+
+# ------------------------------------------------------------------ topics
+
+
+def check_topic(topic: str) -> None:
+    """Raise ``ValueError`` unless ``topic`` can be published to (no wildcards)."""
+    _check_length(topic)
+    if "+" in topic or "#" in topic:
+        raise ValueError(f"topic {topic!r} contains a wildcard; wildcards are only for subscribing")
+
+
+def check_pattern(pattern: str) -> None:
+    """Raise ``ValueError`` unless ``pattern`` is a valid subscription (``+`` a level, ``#`` the last)."""
+    _check_length(pattern)
+    levels = pattern.split("/")
+    for index, level in enumerate(levels):
+        if ("+" in level or "#" in level) and len(level) > 1:
+            raise ValueError(f"pattern {pattern!r}: a wildcard must be a whole level, not {level!r}")
+        if level == "#" and index != len(levels) - 1:
+            raise ValueError(f"pattern {pattern!r}: '#' must be the last level")
+
+
+def topic_matches(pattern: str, topic: str) -> bool:
+    """Whether ``topic`` matches subscription ``pattern``, by MQTT's rules.
+
+    ``a/#`` matches ``a``, ``a/b`` and ``a/b/c``; ``a/+`` matches ``a/b`` only;
+    a leading wildcard does not match the broker's own ``$`` topics.
+    """
+    if topic.startswith("$") and pattern[:1] in ("+", "#"):
+        return False
+    topic_levels = topic.split("/")
+    for index, level in enumerate(pattern.split("/")):
+        if level == "#":
+            return True
+        if index >= len(topic_levels) or (level != "+" and level != topic_levels[index]):
+            return False
+    return len(pattern.split("/")) == len(topic_levels)
+
+
+def _check_length(text: str) -> None:
+    if not text:
+        raise ValueError("a topic or pattern cannot be empty")
+    if "\0" in text:
+        raise ValueError(f"topic {text!r} contains a NUL character")
+    if len(text.encode()) > MAX_TOPIC_BYTES:
+        raise ValueError(f"topic {text[:40]!r}... is longer than {MAX_TOPIC_BYTES} bytes")
+
+
+def _is_wildcard(pattern: str) -> bool:
+    return "+" in pattern or "#" in pattern
+
+
+# ------------------------------------------------------------ subscriptions
+
+
+class Subscription:
+    """The messages for one pattern, in order; iterate it inside ``async with``.
+
+    Each subscription has its own bounded queue, so one slow reader never holds
+    up the bus or other readers: past ``max_queued`` unread messages the oldest
+    are dropped (and counted in ``dropped``). Iteration ends when the bus closes.
+    """
+
+    def __init__(
+        self,
+        pattern: str,
+        attach: Callable[[Subscription], Awaitable[None]],
+        detach: Callable[[Subscription], Awaitable[None]],
+        max_queued: int,
+    ) -> None:
+        self.pattern = pattern
+        self.dropped = 0
+        self._attach, self._detach = attach, detach
+        self._queue: asyncio.Queue[Message | None] = asyncio.Queue(max_queued)
+        self._ended = False
+
+    async def __aenter__(self) -> Self:
+        await self._attach(self)
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self._detach(self)
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> Message:
+        if self._ended:
+            raise StopAsyncIteration
+        message = await self._queue.get()
+        if message is None:
+            self._ended = True
+            raise StopAsyncIteration
+        return message
+
+    def deliver(self, topic: str, payload: bytes) -> None:
+        """Queue one message without waiting, dropping the oldest if the reader is too far behind."""
+        self._put((topic, payload))
+
+    def end(self) -> None:
+        """Let the reader finish what is queued, then stop its iteration."""
+        self._put(None)
+
+    def _put(self, item: Message | None) -> None:
+        if self._queue.full():
+            self._queue.get_nowait()
+            self.dropped += 1
+            if self.dropped == 1 or self.dropped % 1000 == 0:
+                log.warning("subscriber of %r is behind: %d messages dropped", self.pattern, self.dropped)
+        self._queue.put_nowait(item)
+
+
+@dataclass(eq=False)
+class _Subscribers:
+    """Local subscriptions indexed for delivery: exact topics by dict, wildcard patterns by scan."""
+
+    exact: dict[str, set[Subscription]] = field(default_factory=dict)
+    wildcard: set[Subscription] = field(default_factory=set)
+
+    def add(self, subscription: Subscription) -> None:
+        if _is_wildcard(subscription.pattern):
+            self.wildcard.add(subscription)
+        else:
+            self.exact.setdefault(subscription.pattern, set()).add(subscription)
+
+    def remove(self, subscription: Subscription) -> None:
+        self.wildcard.discard(subscription)
+        same_topic = self.exact.get(subscription.pattern)
+        if same_topic is not None:
+            same_topic.discard(subscription)
+            if not same_topic:
+                del self.exact[subscription.pattern]
+
+    def matching(self, topic: str) -> list[Subscription]:
+        found = [sub for sub in self.wildcard if topic_matches(sub.pattern, topic)]
+        found.extend(self.exact.get(topic, ()))
+        return found
+
+    def all(self) -> list[Subscription]:
+        return [*self.wildcard, *(sub for subs in self.exact.values() for sub in subs)]
+
+
+# --------------------------------------------------------------- in process
+
+
+class InProcessBus:
+    """The bus inside one server process: no broker, the same semantics as MQTT."""
+
+    def __init__(self, *, max_queued: int = DEFAULT_MAX_QUEUED) -> None:
+        self._max_queued = max_queued
+        self._subscribers = _Subscribers()
+        self._retained: dict[str, bytes] = {}
+        self._closed = False
+
+    async def start(self) -> None:
+        self._closed = False
+
+    async def close(self) -> None:
+        self._closed = True
+        for subscription in self._subscribers.all():
+            subscription.end()
+        self._subscribers = _Subscribers()
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
+        check_topic(topic)
+        if self._closed:
+            log.debug("bus closed: message on %r not published", topic)
+            return
+        payload = bytes(payload)
+        if retain:
+            if payload:
+                self._retained[topic] = payload
+            else:
+                self._retained.pop(topic, None)
+        for subscription in self._subscribers.matching(topic):
+            subscription.deliver(topic, payload)
+
+    def subscribe(self, pattern: str) -> Subscription:
+        check_pattern(pattern)
+        return Subscription(pattern, self._attach, self._detach, self._max_queued)
+
+    async def _attach(self, subscription: Subscription) -> None:
+        for topic, payload in self._retained.items():
+            if topic_matches(subscription.pattern, topic):
+                subscription.deliver(topic, payload)
+        if self._closed:
+            subscription.end()
+        else:
+            self._subscribers.add(subscription)
+
+    async def _detach(self, subscription: Subscription) -> None:
+        self._subscribers.remove(subscription)
+
+
+# --------------------------------------------------------------------- MQTT
+
+
+@dataclass(eq=False)
+class _BrokerSubscription:
+    """One pattern subscribed at the broker, shared by every local subscription to it.
+
+    The broker tags each message with the MQTT 5 subscription identifiers it
+    matched, so a message reaches exactly the patterns it was sent for, once,
+    even when patterns overlap. ``retained`` mirrors the broker's retained
+    messages under the pattern (subscribed with "retain as published"), so a
+    second local subscriber gets them without asking the broker again.
+    """
+
+    pattern: str
+    identifier: int
+    subscriptions: set[Subscription] = field(default_factory=set)
+    retained: dict[str, bytes] = field(default_factory=dict)
+    ready: asyncio.Event = field(default_factory=asyncio.Event)  # set once the broker acknowledged it
+
+
+@dataclass(slots=True)
+class MqttStats:
+    """What the MQTT bus has done, for ``/metrics``."""
+
+    connections: int = 0  # successful connections, so ``connections - 1`` reconnects
+    published: int = 0
+    received: int = 0
+    dropped_publishes: int = 0  # discarded because the pending queue was full during an outage
+
+
+class MqttBus:
+    """An :class:`EventBus` on an MQTT 5 broker, through aiomqtt.
+
+    ``client_id`` names this instance at the broker (unique per broker).
+    ``status_topic`` (e.g. ``plyarena/v1/instances/{id}``), when given, holds a
+    retained ``{"instance": id, "online": true}`` while connected, and the broker
+    publishes ``"online": false`` there as the last will if the instance dies;
+    a clean :meth:`close` publishes it too.
+
+    Publishes never wait for the network: they go to a queue that a sender task
+    drains while connected. Retained messages (state) are sent with QoS 1 and
+    only their latest value per topic is kept while waiting; other messages
+    (events) with QoS 0, keeping at most ``max_pending`` during an outage (the
+    oldest are dropped). Queued retained updates may overtake queued events.
+
+    After a reconnect, subscribers receive the retained messages of their
+    patterns again (the current state); a retained message cleared while this
+    instance was disconnected is not reported as cleared.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        client_id: str | None = None,
+        status_topic: str | None = None,
+        max_pending: int = DEFAULT_MAX_PENDING,
+        max_queued: int = DEFAULT_MAX_QUEUED,
+        keepalive: int = 15,
+        timeout: float = 10.0,
+        reconnect_delay: tuple[float, float] = (0.5, 15.0),
+        connect_wait: float = 5.0,
+    ) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname:
+            raise ValueError(f"unsupported MQTT URL {url!r}: use mqtt://host:port or mqtts://host:port")
+        if status_topic is not None:
+            check_topic(status_topic)
+        self.url = url
+        self.client_id = client_id or f"plyarena-{uuid.uuid4().hex[:12]}"
+        self.status_topic = status_topic
+        self.stats = MqttStats()
+        self._host = parts.hostname
+        self._port = parts.port or (8883 if parts.scheme == "mqtts" else 1883)
+        self._username = unquote(parts.username) if parts.username else None
+        self._password = unquote(parts.password) if parts.password else None
+        self._tls = ssl.create_default_context() if parts.scheme == "mqtts" else None
+        self._keepalive, self._timeout = keepalive, timeout
+        self._min_delay, self._max_delay = reconnect_delay
+        self._connect_wait = connect_wait
+        self._max_queued = max_queued
+
+        self._patterns: dict[str, _BrokerSubscription] = {}
+        self._by_identifier: dict[int, _BrokerSubscription] = {}
+        self._next_identifier = 1
+        # This instance's retained topics, published again after every reconnect.
+        self._owned_retained: dict[str, bytes] = {}
+        self._pending_retained: dict[str, bytes] = {}  # latest value per topic, waiting to be sent
+        self._pending_events: deque[Message] = deque()
+        self._max_pending = max_pending
+        self._outbox_changed = asyncio.Event()
+        self._outbox_empty = asyncio.Event()
+        self._outbox_empty.set()
+        self._client: aiomqtt.Client | None = None
+        self._connected = asyncio.Event()
+        self._stopping = asyncio.Event()
+        self._runner: asyncio.Task[None] | None = None
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
+    async def wait_connected(self, timeout: float | None = None) -> bool:
+        """Wait until the broker connection is up (at most ``timeout`` seconds); whether it is."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._connected.wait(), timeout)
+        return self.connected
+
+    @property
+    def pending_publishes(self) -> int:
+        """Publishes not yet handed to the broker."""
+        return len(self._pending_retained) + len(self._pending_events)
+
+    async def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every queued publish has been handed to the broker (at most ``timeout`` seconds)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._outbox_empty.wait(), timeout)
+        return self.pending_publishes == 0
+
+    async def start(self) -> None:
+        """Start the connection task and wait a little for the first connection, without failing on it."""
+        if self._runner is None:
+            self._stopping.clear()
+            self._runner = asyncio.create_task(self._run(), name=f"mqtt-bus-{self.client_id}")
+        if not await self.wait_connected(self._connect_wait):
+            log.warning("MQTT broker %s not reachable yet; events are queued until it is", self.url)
+
+    async def close(self) -> None:
+        """Send what is pending (briefly), mark the instance offline, disconnect, end every subscription."""
+        runner, self._runner = self._runner, None
+        self._stopping.set()
+        if runner is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(runner), self._timeout)
+            except TimeoutError:
+                runner.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await runner
+        for broker_subscription in self._patterns.values():
+            for subscription in broker_subscription.subscriptions:
+                subscription.end()
+        self._patterns.clear()
+        self._by_identifier.clear()
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
+        check_topic(topic)
+        payload = bytes(payload)
+        if retain:
+            if payload:
+                self._owned_retained[topic] = payload
+            else:
+                self._owned_retained.pop(topic, None)
+            self._pending_retained.pop(topic, None)  # the newest value goes to the back of the line
+            self._pending_retained[topic] = payload
+        else:
+            if len(self._pending_events) >= self._max_pending:
+                self._pending_events.popleft()
+                self.stats.dropped_publishes += 1
+                if self.stats.dropped_publishes == 1 or self.stats.dropped_publishes % 1000 == 0:
+                    log.warning("MQTT publish queue full: %d events dropped", self.stats.dropped_publishes)
+            self._pending_events.append((topic, payload))
+        self._outbox_empty.clear()
+        self._outbox_changed.set()
+
+    def subscribe(self, pattern: str) -> Subscription:
+        check_pattern(pattern)
+        return Subscription(pattern, self._attach, self._detach, self._max_queued)
+
+    # ------------------------------------------------------- subscriptions
+
+    async def _attach(self, subscription: Subscription) -> None:
+        broker_subscription = self._patterns.get(subscription.pattern)
+        if broker_subscription is None:
+            broker_subscription = _BrokerSubscription(subscription.pattern, self._new_identifier())
+            self._patterns[subscription.pattern] = broker_subscription
+            self._by_identifier[broker_subscription.identifier] = broker_subscription
+            broker_subscription.subscriptions.add(subscription)
+            if self._client is not None:
+                with contextlib.suppress(aiomqtt.MqttError):  # the reconnect will subscribe it
+                    await self._subscribe_at_broker(self._client, broker_subscription)
+            return
+        for topic, payload in broker_subscription.retained.items():
+            subscription.deliver(topic, payload)
+        broker_subscription.subscriptions.add(subscription)
+        if self._client is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(broker_subscription.ready.wait(), self._timeout)
+
+    async def _detach(self, subscription: Subscription) -> None:
+        broker_subscription = self._patterns.get(subscription.pattern)
+        if broker_subscription is None:
+            return
+        broker_subscription.subscriptions.discard(subscription)
+        if broker_subscription.subscriptions:
+            return
+        del self._patterns[subscription.pattern]
+        del self._by_identifier[broker_subscription.identifier]
+        if self._client is not None:
+            with contextlib.suppress(aiomqtt.MqttError):
+                await self._client.unsubscribe(subscription.pattern, timeout=self._timeout)
+
+    def _new_identifier(self) -> int:
+        identifier = self._next_identifier
+        self._next_identifier = identifier % 268_435_455 + 1  # MQTT's range for subscription identifiers
+        return identifier
+
+    async def _subscribe_at_broker(
+        self, client: aiomqtt.Client, broker_subscription: _BrokerSubscription
+    ) -> None:
+        properties = Properties(PacketTypes.SUBSCRIBE)
+        properties.SubscriptionIdentifier = broker_subscription.identifier
+        broker_subscription.retained.clear()  # the broker sends the current ones again
+        await client.subscribe(
+            broker_subscription.pattern,
+            options=SubscribeOptions(qos=1, retainAsPublished=True),
+            properties=properties,
+            timeout=self._timeout,
+        )
+        broker_subscription.ready.set()
+
+    # ------------------------------------------------------------ connection
+
+    async def _run(self) -> None:
+        delay = self._min_delay
+        while not self._stopping.is_set():
+            try:
+                async with self._new_client() as client:
+                    delay = self._min_delay
+                    await self._serve(client)
+            except aiomqtt.MqttError as error:
+                if self.connected:
+                    log.warning("MQTT connection to %s lost: %s; reconnecting", self.url, error)
+                else:
+                    log.info("MQTT broker %s unreachable: %s; retrying in %.1f s", self.url, error, delay)
+            except Exception:
+                log.exception("MQTT connection to %s failed unexpectedly; reconnecting", self.url)
+            finally:
+                self._client = None
+                self._connected.clear()
+                for broker_subscription in self._patterns.values():
+                    broker_subscription.ready.clear()
+            if self._stopping.is_set():
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), delay * random.uniform(0.8, 1.2))
+            delay = min(delay * 2, self._max_delay)
+
+    def _new_client(self) -> aiomqtt.Client:
+        will = None
+        if self.status_topic is not None:
+            will = aiomqtt.Will(self.status_topic, self._status(online=False), qos=1, retain=True)
+        return aiomqtt.Client(
+            self._host,
+            self._port,
+            username=self._username,
+            password=self._password,
+            identifier=self.client_id,
+            protocol=aiomqtt.ProtocolVersion.V5,
+            will=will,
+            keepalive=self._keepalive,
+            timeout=self._timeout,
+            tls_context=self._tls,
+        )
+
+    async def _serve(self, client: aiomqtt.Client) -> None:
+        """Renew subscriptions and state on a new connection, then move messages until it breaks or stops."""
+        receiver = asyncio.create_task(self._receive(client))
+        self._client = client  # from now on, new patterns subscribe themselves
+        for broker_subscription in list(self._patterns.values()):
+            await self._subscribe_at_broker(client, broker_subscription)
+        if self.status_topic is not None:
+            await client.publish(self.status_topic, self._status(online=True), qos=1, retain=True)
+        for topic, payload in self._owned_retained.items():
+            self._pending_retained.setdefault(topic, payload)
+        self.stats.connections += 1
+        self._connected.set()
+        log.info("MQTT connected to %s as %s", self.url, self.client_id)
+        sender = asyncio.create_task(self._send(client))
+        stopping = asyncio.create_task(self._stopping.wait())
+        tasks = {receiver, sender, stopping}
+        try:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            for task in done - {stopping}:
+                task.result()  # a broken connection raises MqttError here
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._outbox_empty.wait(), self._timeout / 2)
+            if self.status_topic is not None:
+                await client.publish(self.status_topic, self._status(online=False), qos=1, retain=True)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _receive(self, client: aiomqtt.Client) -> None:
+        async for message in client.messages:
+            self.stats.received += 1
+            self._dispatch(message)
+
+    def _dispatch(self, message: aiomqtt.Message) -> None:
+        topic = message.topic.value
+        payload = message.payload if isinstance(message.payload, bytes) else str(message.payload).encode()
+        identifiers = getattr(message.properties, "SubscriptionIdentifier", None) or ()
+        if identifiers:
+            targets = [self._by_identifier[i] for i in identifiers if i in self._by_identifier]
+        else:  # a broker without subscription identifiers: match locally
+            targets = [b for b in self._patterns.values() if topic_matches(b.pattern, topic)]
+        for broker_subscription in targets:
+            if message.retain:
+                if payload:
+                    broker_subscription.retained[topic] = payload
+                else:
+                    broker_subscription.retained.pop(topic, None)
+            for subscription in broker_subscription.subscriptions:
+                subscription.deliver(topic, payload)
+
+    async def _send(self, client: aiomqtt.Client) -> None:
+        """Drain the outbox while connected: retained state first (QoS 1), then events (QoS 0)."""
+        while True:
+            if self._pending_retained:
+                topic, payload = next(iter(self._pending_retained.items()))
+                await client.publish(topic, payload, qos=1, retain=True)
+                if self._pending_retained.get(topic) is payload:  # not replaced while we sent it
+                    del self._pending_retained[topic]
+            elif self._pending_events:
+                topic, payload = self._pending_events.popleft()
+                try:
+                    await client.publish(topic, payload, qos=0)
+                except aiomqtt.MqttError:
+                    if len(self._pending_events) < self._max_pending:
+                        self._pending_events.appendleft((topic, payload))
+                    raise
+            else:
+                self._outbox_empty.set()
+                self._outbox_changed.clear()
+                await self._outbox_changed.wait()
+                continue
+            self.stats.published += 1
+
+    def _status(self, *, online: bool) -> bytes:
+        return json.dumps({"instance": self.client_id, "online": online}).encode()

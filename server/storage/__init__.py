@@ -1,0 +1,42 @@
+"""Durable storage for the server: players, matches, seats and moves.
+
+The rest of the server talks to :class:`Store` and gets frozen records back; ORM
+rows and sessions never leave this package.
+"""
+
+from server.storage.errors import (
+    ConflictError,
+    DatabaseUnavailableError,
+    DuplicateMoveError,
+    NotFoundError,
+    SeatTakenError,
+    StorageError,
+    StoreClosedError,
+)
+from server.storage.models import FINISHED_STATUSES, MATCH_STATUSES, UNFINISHED_STATUSES
+from server.storage.records import EngineInfo, MatchFinish, MatchRecord, MoveRecord, PlayerRecord, SeatRecord
+from server.storage.stats import Histogram, WriteStats
+from server.storage.store import MAX_LIST_LIMIT, Store
+
+__all__ = [
+    "FINISHED_STATUSES",
+    "MATCH_STATUSES",
+    "MAX_LIST_LIMIT",
+    "UNFINISHED_STATUSES",
+    "ConflictError",
+    "DatabaseUnavailableError",
+    "DuplicateMoveError",
+    "EngineInfo",
+    "Histogram",
+    "MatchFinish",
+    "MatchRecord",
+    "MoveRecord",
+    "NotFoundError",
+    "PlayerRecord",
+    "SeatRecord",
+    "SeatTakenError",
+    "StorageError",
+    "Store",
+    "StoreClosedError",
+    "WriteStats",
+]

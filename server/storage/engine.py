@@ -1,0 +1,84 @@
+"""Database URLs and engines, the same for the server and for Alembic's command line.
+
+SQLite is the embedded default and PostgreSQL is what production uses; both are
+reached through their asyncio drivers. A URL naming only the database
+(``sqlite:///x.sqlite3``, ``postgresql://...``) gets its async driver added, so
+operators can paste the URL they already have.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import NullPool
+
+DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///plyarena.sqlite3"
+DATABASE_URL_ENV = "PLYARENA_DB"
+
+ASYNC_DRIVERS = {
+    "sqlite": "sqlite+aiosqlite",
+    "postgresql": "postgresql+asyncpg",
+    "postgres": "postgresql+asyncpg",
+}
+SUPPORTED_DRIVERS = frozenset(ASYNC_DRIVERS.values())
+
+# How long an SQLite connection waits for another writer (another process, such as a migration).
+SQLITE_BUSY_TIMEOUT_MS = 10_000
+
+
+def database_url(url: str | None = None) -> str:
+    """The URL to use: the one given, else ``$PLYARENA_DB``, else the SQLite file in the working directory."""
+    return url or os.environ.get(DATABASE_URL_ENV) or DEFAULT_DATABASE_URL
+
+
+def async_url(url: str) -> URL:
+    """Parse ``url`` and give it its asyncio driver, refusing databases we do not support."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError as error:
+        raise ValueError(f"malformed database URL {url!r}: {error}") from None
+    drivername = ASYNC_DRIVERS.get(parsed.drivername, parsed.drivername)
+    if drivername not in SUPPORTED_DRIVERS:
+        supported = ", ".join(sorted(SUPPORTED_DRIVERS))
+        raise ValueError(f"unsupported database URL {url!r}: use one of {supported}")
+    return parsed.set(drivername=drivername)
+
+
+def create_engine(url: str, *, pooled: bool = True) -> AsyncEngine:
+    """An async engine for ``url``, configured for how Ply Arena uses its database.
+
+    SQLite runs in WAL mode (readers never wait for the writer), enforces foreign
+    keys, waits for a busy database instead of failing at once, and syncs each
+    commit to disk (``synchronous=FULL``): the store groups many moves into one
+    commit, so a move acknowledged to a player survives even a power cut.
+    PostgreSQL connections are pinged when taken from the pool, so a database
+    restart costs one failed request instead of a pool of dead connections.
+    """
+    parsed = async_url(url)
+    # Parameters stay out of logs and exception messages: they hold token hashes and players' text.
+    options: dict[str, Any] = {"hide_parameters": True}
+    if not pooled:
+        options["poolclass"] = NullPool
+    if parsed.get_backend_name() == "sqlite":
+        engine = create_async_engine(parsed, **options)
+        event.listen(engine.sync_engine, "connect", _configure_sqlite_connection)
+        return engine
+    if pooled:
+        options |= {"pool_size": 10, "max_overflow": 20, "pool_pre_ping": True}
+    return create_async_engine(parsed, **options)
+
+
+def _configure_sqlite_connection(dbapi_connection: Any, _record: object) -> None:
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = FULL")
+        cursor.execute("PRAGMA foreign_keys = ON")
+    finally:
+        cursor.close()

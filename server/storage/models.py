@@ -1,0 +1,171 @@
+"""The database schema as SQLAlchemy 2 declarative models.
+
+These row classes never leave :mod:`server.storage`: the store turns them into
+the frozen records of :mod:`server.storage.records`. The schema itself changes
+only through Alembic migrations (``migrations/versions``); ``tests/test_migrations.py``
+proves that these models and the migrations describe the same tables, on SQLite
+and on PostgreSQL.
+
+Indexes follow the queries the server makes:
+
+- ``/api/matches`` pages newest first by ``(created_at, id)``, optionally within
+  one game or one status, hence the three ``(..., created_at, id)`` indexes;
+- its ``player`` filter looks a player's seats up by ``seats.player_id``;
+- a restarted server asks for the open and live matches of its instance, which
+  the status index narrows to the few unfinished rows;
+- moves are read by match in ply order, which their primary key already is.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    CheckConstraint,
+    DateTime,
+    Dialect,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    SmallInteger,
+    String,
+    TypeDecorator,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+MATCH_STATUSES = ("open", "live", "finished", "aborted")
+UNFINISHED_STATUSES = ("open", "live")
+FINISHED_STATUSES = ("finished", "aborted")
+
+# Explicit constraint names, so that migrations can refer to them on every database.
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timezone-aware UTC timestamp on every database.
+
+    PostgreSQL keeps ``timestamptz``; SQLite has no time zones, so values are
+    stored as naive UTC text (whose order is then time order) and given their
+    UTC zone back when read. A naive datetime is refused rather than guessed at.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError(f"timestamp {value.isoformat()} has no time zone; pass an aware datetime")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {  # noqa: RUF012 (SQLAlchemy reads this class attribute)
+        datetime: UTCDateTime(),
+        dict[str, Any]: JSON(),
+    }
+
+
+class PlayerRow(Base):
+    """A person or a bot. Only a hash of the player's secret token is kept."""
+
+    __tablename__ = "players"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    token_hash: Mapped[str] = mapped_column(String(128))
+    is_bot: Mapped[bool]
+    created_at: Mapped[datetime]
+    last_seen_at: Mapped[datetime]
+
+    __table_args__ = (Index("ix_players_token_hash", "token_hash", unique=True),)
+
+
+class MatchRow(Base):
+    """A match: what is played, by which rules and options, where, and how it ended."""
+
+    __tablename__ = "matches"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    game: Mapped[str] = mapped_column(String(32))
+    options: Mapped[dict[str, Any]]
+    status: Mapped[str] = mapped_column(String(16))
+    winner: Mapped[int | None] = mapped_column(SmallInteger)
+    reason: Mapped[str | None] = mapped_column(String(200))
+    host: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime]
+    started_at: Mapped[datetime | None]
+    finished_at: Mapped[datetime | None]
+    rematch_of: Mapped[str | None] = mapped_column(String(64), ForeignKey("matches.id"))
+
+    seats: Mapped[list[SeatRow]] = relationship(order_by="SeatRow.seat", lazy="raise")
+    moves: Mapped[list[MoveRow]] = relationship(order_by="MoveRow.ply", lazy="raise")
+
+    __table_args__ = (
+        CheckConstraint(f"status IN {MATCH_STATUSES!r}", name="status"),
+        CheckConstraint("winner IS NULL OR winner IN (0, 1)", name="winner"),
+        Index("ix_matches_created_at_id", "created_at", "id"),
+        Index("ix_matches_game_created_at_id", "game", "created_at", "id"),
+        Index("ix_matches_status_created_at_id", "status", "created_at", "id"),
+    )
+
+
+class SeatRow(Base):
+    """Which player holds which seat of a match (seat 0 moves first)."""
+
+    __tablename__ = "seats"
+
+    match_id: Mapped[str] = mapped_column(String(64), ForeignKey("matches.id"), primary_key=True)
+    seat: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    player_id: Mapped[str] = mapped_column(String(64), ForeignKey("players.id"))
+    joined_at: Mapped[datetime]
+
+    player: Mapped[PlayerRow] = relationship(lazy="raise")
+
+    __table_args__ = (
+        CheckConstraint("seat IN (0, 1)", name="seat"),
+        Index("ix_seats_player_id_match_id", "player_id", "match_id"),
+    )
+
+
+class MoveRow(Base):
+    """One ply of a match, with the clocks after it and what a bot's search said about it."""
+
+    __tablename__ = "moves"
+
+    match_id: Mapped[str] = mapped_column(String(64), ForeignKey("matches.id"), primary_key=True)
+    ply: Mapped[int] = mapped_column(Integer, primary_key=True)
+    seat: Mapped[int] = mapped_column(SmallInteger)
+    notation: Mapped[str] = mapped_column(String(64))
+    think_ms: Mapped[int] = mapped_column(Integer)
+    played_at: Mapped[datetime]
+    clock0_ms: Mapped[int | None] = mapped_column(Integer)
+    clock1_ms: Mapped[int | None] = mapped_column(Integer)
+    score: Mapped[int | None] = mapped_column(Integer)
+    depth: Mapped[int | None] = mapped_column(Integer)
+    nodes: Mapped[int | None] = mapped_column(BigInteger)
+    pv: Mapped[list[str] | None] = mapped_column(JSON)
+
+    __table_args__ = (
+        CheckConstraint("ply >= 0", name="ply"),
+        CheckConstraint("seat IN (0, 1)", name="seat"),
+        CheckConstraint("think_ms >= 0", name="think_ms"),
+    )

@@ -1,0 +1,660 @@
+"""Durable records of players and matches, written through one group-committing writer.
+
+Every write (a new player, a match, a seat, a move, a result) is queued for one
+writer task. The writer takes everything queued so far, up to ``max_batch``
+writes, applies it in one transaction and commits once; while that commit is
+on disk, new writes queue up and form the next batch. So the cost of a commit
+(an fsync on SQLite, a round trip on PostgreSQL) is shared by every match that
+moved meanwhile, without adding any delay when the server is quiet. Each caller
+awaits its own future, which the writer resolves only after the commit that
+holds its write: a move is acknowledged only once it is durable.
+
+If a batch fails, its writes are retried one at a time, each in its own
+transaction, so only the faulty one fails (say, a duplicate ply) and the others
+commit; if the database itself is unreachable, the remaining writes fail at once
+instead of each waiting for it. A write that fails raises a
+:class:`~server.storage.errors.StorageError` and nothing of it is stored: a move
+and the result it brings (``append_move(move, finish)``) commit together or not
+at all. One writer also means SQLite never sees two of our writers compete for
+its lock. Reads use their own pooled connections and never wait for the writer
+(SQLite runs in WAL mode).
+
+A caller cancelled before its write reached the database withdraws the write; one
+cancelled later may find it stored. If the connection drops during COMMIT itself,
+the database may have committed a write reported as failed: the server then
+finds the move stored when it restarts, which only ever errs towards keeping a move.
+
+How a restarted server finds its state: every match row names the instance
+that hosts it (``host``). On start, the server opens the store (which upgrades the
+schema to the newest migration), calls :meth:`Store.unfinished_matches` with its
+instance id and gets every open or live match it was hosting, with seats and
+every committed move in ply order. Replaying those moves with the rules rebuilds
+each position; the clocks after the last move, its ``played_at`` time and the
+match's time control rebuild the clocks. Since a move is acknowledged only after
+its commit, every move a player saw acknowledged is among them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Self
+
+from sqlalchemy import Select, insert, select, text, tuple_, update
+from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, async_sessionmaker
+from sqlalchemy.orm import selectinload
+
+from server.storage.engine import create_engine
+from server.storage.errors import (
+    ConflictError,
+    DatabaseUnavailableError,
+    DuplicateMoveError,
+    NotFoundError,
+    SeatTakenError,
+    StorageError,
+    StoreClosedError,
+)
+from server.storage.migrate import upgrade_to_head
+from server.storage.models import (
+    FINISHED_STATUSES,
+    MATCH_STATUSES,
+    UNFINISHED_STATUSES,
+    MatchRow,
+    MoveRow,
+    PlayerRow,
+    SeatRow,
+)
+from server.storage.records import EngineInfo, MatchFinish, MatchRecord, MoveRecord, PlayerRecord, SeatRecord
+from server.storage.stats import WriteStats
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_BATCH = 1000
+MAX_LIST_LIMIT = 200
+
+Apply = Callable[[AsyncConnection], Awaitable[None]]
+
+
+@dataclass(slots=True, eq=False)
+class _Write:
+    """One caller's write, waiting for the writer task."""
+
+    what: str  # names the write in error messages, e.g. "move 12 of match 'k3x9'"
+    apply: Apply  # applies this write alone
+    future: asyncio.Future[None]
+    queued_at: float
+    on_duplicate: Callable[[], StorageError]
+    move: MoveRecord | None = None  # moves are inserted in bulk when batched
+    finish: MatchFinish | None = None
+
+
+class Store:
+    """The server's database: players, matches, seats and moves. Open it with :meth:`open`."""
+
+    def __init__(self, engine: AsyncEngine, *, max_batch: int = DEFAULT_MAX_BATCH) -> None:
+        if max_batch < 1:
+            raise ValueError(f"max_batch must be at least 1, not {max_batch}")
+        self._engine = engine
+        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
+        self._max_batch = max_batch
+        self._queue: deque[_Write] = deque()
+        self._wakeup = asyncio.Event()
+        self._closing = False
+        self._writer = asyncio.create_task(self._write_loop(), name="plyarena-store-writer")
+        self.stats = WriteStats()
+
+    @classmethod
+    async def open(cls, url: str, *, migrate: bool = True, max_batch: int = DEFAULT_MAX_BATCH) -> Store:
+        """Connect to ``url`` (SQLite or PostgreSQL) and, with ``migrate``, upgrade its schema to head."""
+        engine = create_engine(url)
+        try:
+            if migrate:
+                await upgrade_to_head(engine)
+        except BaseException:
+            await engine.dispose()
+            raise
+        return cls(engine, max_batch=max_batch)
+
+    async def close(self) -> None:
+        """Commit what is queued, stop the writer and close every connection."""
+        if not self._closing:
+            self._closing = True
+            self._wakeup.set()
+        try:
+            await self._writer
+        finally:
+            await self._engine.dispose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    @property
+    def backend(self) -> str:
+        """``"sqlite"`` or ``"postgresql"``."""
+        return self._engine.dialect.name
+
+    @property
+    def pending_writes(self) -> int:
+        """Writes queued for the writer and not yet in a transaction."""
+        return len(self._queue)
+
+    async def ping(self) -> None:
+        """Raise :class:`DatabaseUnavailableError` unless the database answers (for ``/healthz``)."""
+        async with self._reading("ping"), self._engine.connect() as connection:
+            await connection.execute(text("SELECT 1"))
+
+    # ----------------------------------------------------------------- players
+
+    async def create_player(self, name: str, token_hash: str, *, is_bot: bool = False) -> PlayerRecord:
+        """Store a new player; the caller keeps the token and hands over only its hash."""
+        now = datetime.now(UTC)
+        player = PlayerRecord(id=uuid.uuid4().hex, name=name, is_bot=is_bot, created_at=now)
+        row = {
+            "id": player.id,
+            "name": name,
+            "token_hash": token_hash,
+            "is_bot": is_bot,
+            "created_at": now,
+            "last_seen_at": now,
+        }
+
+        async def apply(connection: AsyncConnection) -> None:
+            await connection.execute(insert(PlayerRow), row)
+
+        await self._submit(
+            f"player {name!r}", apply, lambda: ConflictError("another player already has this token hash")
+        )
+        return player
+
+    async def player_by_token_hash(self, token_hash: str) -> PlayerRecord | None:
+        async with self._reading("player lookup"), self._sessions() as session:
+            row = await session.scalar(select(PlayerRow).where(PlayerRow.token_hash == token_hash))
+        return None if row is None else _player_record(row)
+
+    async def touch_player(self, player_id: str, seen_at: datetime) -> None:
+        """Record that a player came back (``players.last_seen_at``)."""
+        statement = update(PlayerRow).where(PlayerRow.id == player_id).values(last_seen_at=seen_at)
+
+        async def apply(connection: AsyncConnection) -> None:
+            if (await connection.execute(statement)).rowcount == 0:
+                raise NotFoundError(f"no player {player_id!r}")
+
+        await self._submit(f"last seen time of player {player_id!r}", apply)
+
+    # ----------------------------------------------------------------- matches
+
+    async def create_match(self, match: MatchRecord) -> None:
+        """Store a new match and the seats it already has (its moves come through :meth:`append_move`)."""
+        if match.status not in MATCH_STATUSES:
+            raise ValueError(
+                f"match {match.id!r} has unknown status {match.status!r}; use one of {MATCH_STATUSES}"
+            )
+        if match.moves:
+            raise ValueError(
+                f"match {match.id!r} is created with {len(match.moves)} moves; append them instead"
+            )
+        for seat in match.seats:
+            _check_seat(match.id, seat.seat)
+        joined_at = datetime.now(UTC)
+        match_row = {
+            "id": match.id,
+            "game": match.game,
+            "options": match.options,
+            "status": match.status,
+            "winner": match.winner,
+            "reason": match.reason,
+            "host": match.host,
+            "created_at": match.created_at,
+            "started_at": match.started_at,
+            "finished_at": match.finished_at,
+            "rematch_of": match.rematch_of,
+        }
+        seat_rows = [_seat_row(match.id, seat, joined_at) for seat in match.seats]
+
+        async def apply(connection: AsyncConnection) -> None:
+            await connection.execute(insert(MatchRow), match_row)
+            if seat_rows:
+                await connection.execute(insert(SeatRow), seat_rows)
+
+        await self._submit(
+            f"match {match.id!r}", apply, lambda: ConflictError(f"match id {match.id!r} is already used")
+        )
+
+    async def take_seat(self, match_id: str, seat: SeatRecord) -> None:
+        """Give ``seat.player_id`` a seat of the match; :class:`SeatTakenError` if someone holds it."""
+        _check_seat(match_id, seat.seat)
+        row = _seat_row(match_id, seat, datetime.now(UTC))
+
+        async def apply(connection: AsyncConnection) -> None:
+            await connection.execute(insert(SeatRow), row)
+
+        await self._submit(
+            f"seat {seat.seat} of match {match_id!r}", apply, lambda: SeatTakenError(match_id, seat.seat)
+        )
+
+    async def start_match(self, match_id: str, started_at: datetime) -> None:
+        """Turn an open match live."""
+        statement = (
+            update(MatchRow)
+            .where(MatchRow.id == match_id, MatchRow.status == "open")
+            .values(status="live", started_at=started_at)
+        )
+
+        async def apply(connection: AsyncConnection) -> None:
+            if (await connection.execute(statement)).rowcount == 0:
+                raise await _why_not_updated(connection, match_id, "start", ("open",))
+
+        await self._submit(f"start of match {match_id!r}", apply)
+
+    async def append_move(self, move: MoveRecord, finish: MatchFinish | None = None) -> None:
+        """Store one ply and, when it ends the match, the result, returning once both are committed.
+
+        Raises :class:`DuplicateMoveError` if the ply is already stored, :class:`NotFoundError` for an
+        unknown match, :class:`ConflictError` if ``finish`` is given for a match that is already over,
+        :class:`DatabaseUnavailableError` if the database is down; in every case nothing is stored.
+        """
+        _check_move(move)
+        if finish is not None:
+            _check_finish(move.match_id, finish)
+        row = _move_row(move)
+
+        async def apply(connection: AsyncConnection) -> None:
+            await connection.execute(insert(MoveRow), row)
+            if finish is not None:
+                await _finish(connection, move.match_id, finish)
+
+        await self._submit(
+            f"move {move.ply} of match {move.match_id!r}",
+            apply,
+            lambda: DuplicateMoveError(move.match_id, move.ply),
+            move=move,
+            finish=finish,
+        )
+
+    async def finish_match(self, match_id: str, finish: MatchFinish) -> None:
+        """Record how an open or live match ended (resignation, agreement, flag, abort...)."""
+        _check_finish(match_id, finish)
+
+        async def apply(connection: AsyncConnection) -> None:
+            await _finish(connection, match_id, finish)
+
+        await self._submit(f"result of match {match_id!r}", apply)
+
+    # ------------------------------------------------------------------- reads
+
+    async def unfinished_matches(self, host: str) -> list[MatchRecord]:
+        """The open and live matches hosted by instance ``host``, oldest first, with seats and moves."""
+        statement = (
+            _with_seats(select(MatchRow))
+            .options(selectinload(MatchRow.moves))
+            .where(MatchRow.host == host, MatchRow.status.in_(UNFINISHED_STATUSES))
+            .order_by(MatchRow.created_at, MatchRow.id)
+        )
+        async with self._reading("unfinished matches"), self._sessions() as session:
+            rows = (await session.scalars(statement)).all()
+        return [_match_record(row, with_moves=True) for row in rows]
+
+    async def list_matches(
+        self,
+        *,
+        game: str | None = None,
+        status: str | None = None,
+        player_id: str | None = None,
+        limit: int = 50,
+        before: str | None = None,
+    ) -> list[MatchRecord]:
+        """A page of matches, newest first, with seats but without moves.
+
+        ``before`` is the id of the last match of the previous page; an id the
+        database does not know gives an empty page. ``limit`` is capped at
+        :data:`MAX_LIST_LIMIT`.
+        """
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, not {limit}")
+        statement = _with_seats(select(MatchRow))
+        if game is not None:
+            statement = statement.where(MatchRow.game == game)
+        if status is not None:
+            statement = statement.where(MatchRow.status == status)
+        if player_id is not None:
+            seated = select(SeatRow.match_id).where(SeatRow.player_id == player_id)
+            statement = statement.where(MatchRow.id.in_(seated))
+        statement = statement.order_by(MatchRow.created_at.desc(), MatchRow.id.desc())
+        statement = statement.limit(min(limit, MAX_LIST_LIMIT))
+        async with self._reading("match list"), self._sessions() as session:
+            if before is not None:
+                cursor = (
+                    await session.execute(
+                        select(MatchRow.created_at, MatchRow.id).where(MatchRow.id == before)
+                    )
+                ).one_or_none()
+                if cursor is None:
+                    return []
+                statement = statement.where(tuple_(MatchRow.created_at, MatchRow.id) < tuple(cursor))
+            rows = (await session.scalars(statement)).all()
+        return [_match_record(row, with_moves=False) for row in rows]
+
+    async def get_match(self, match_id: str) -> MatchRecord | None:
+        """One match with its seats and every move, or ``None``."""
+        statement = (
+            _with_seats(select(MatchRow)).options(selectinload(MatchRow.moves)).where(MatchRow.id == match_id)
+        )
+        async with self._reading(f"match {match_id!r}"), self._sessions() as session:
+            row = await session.scalar(statement)
+        return None if row is None else _match_record(row, with_moves=True)
+
+    # ------------------------------------------------------------ write path
+
+    def _submit(
+        self,
+        what: str,
+        apply: Apply,
+        on_duplicate: Callable[[], StorageError] | None = None,
+        *,
+        move: MoveRecord | None = None,
+        finish: MatchFinish | None = None,
+    ) -> asyncio.Future[None]:
+        if self._closing:
+            raise StoreClosedError(f"{what} not stored: the store is closed")
+        loop = asyncio.get_running_loop()
+        write = _Write(
+            what=what,
+            apply=apply,
+            future=loop.create_future(),
+            queued_at=loop.time(),
+            on_duplicate=on_duplicate or (lambda: ConflictError(f"{what} is already stored")),
+            move=move,
+            finish=finish,
+        )
+        self._queue.append(write)
+        self._wakeup.set()
+        return write.future
+
+    async def _write_loop(self) -> None:
+        batch: list[_Write] = []
+        try:
+            while batch := await self._next_batch():
+                await self._commit(batch)
+        except BaseException as error:
+            # Only a cancelled or broken writer gets here: refuse new writes, fail those still waiting.
+            self._closing = True
+            for write in (*batch, *self._queue):
+                _fail(write.future, StoreClosedError(f"{write.what} not stored: the store writer stopped"))
+            self._queue.clear()
+            if not isinstance(error, asyncio.CancelledError):
+                log.exception("store writer stopped")
+            raise
+
+    async def _next_batch(self) -> list[_Write]:
+        """Everything queued (up to ``max_batch``) once there is something; empty when closed and drained."""
+        while True:
+            while not self._queue:
+                if self._closing:
+                    return []
+                self._wakeup.clear()
+                await self._wakeup.wait()
+            batch: list[_Write] = []
+            while self._queue and len(batch) < self._max_batch:
+                write = self._queue.popleft()
+                if not write.future.cancelled():  # its caller gave up before it was written
+                    batch.append(write)
+            if batch:
+                return batch
+
+    async def _commit(self, batch: list[_Write]) -> None:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        try:
+            async with self._engine.begin() as connection:
+                await _apply_batch(connection, batch)
+        except Exception as error:
+            if len(batch) == 1:
+                self._fail(batch[0], error)
+            else:
+                log.info("a batch of %d writes failed (%s); retrying one by one", len(batch), _reason(error))
+                self.stats.split_batches += 1
+                await self._commit_one_by_one(batch)
+            return
+        self._succeed(batch, started, loop.time())
+
+    async def _commit_one_by_one(self, batch: list[_Write]) -> None:
+        loop = asyncio.get_running_loop()
+        for index, write in enumerate(batch):
+            started = loop.time()
+            try:
+                async with self._engine.begin() as connection:
+                    await write.apply(connection)
+            except Exception as error:
+                self._fail(write, error)
+                if _is_unavailable(error):
+                    for rest in batch[index + 1 :]:
+                        self._fail(rest, error)
+                    return
+            else:
+                self._succeed([write], started, loop.time())
+
+    def _succeed(self, writes: list[_Write], started: float, committed: float) -> None:
+        stats = self.stats
+        stats.transactions += 1
+        stats.writes += len(writes)
+        stats.batch_size.observe(len(writes))
+        stats.transaction_seconds.observe(committed - started)
+        for write in writes:
+            stats.commit_seconds.observe(committed - write.queued_at)
+            if write.move is not None:
+                stats.moves += 1
+            if not write.future.done():
+                write.future.set_result(None)
+
+    def _fail(self, write: _Write, error: Exception) -> None:
+        self.stats.failed_writes += 1
+        _fail(write.future, _storage_error(write, error))
+
+    @asynccontextmanager
+    async def _reading(self, what: str) -> AsyncIterator[None]:
+        try:
+            yield
+        except Exception as error:
+            if _is_unavailable(error):
+                raise DatabaseUnavailableError(
+                    f"{what} failed: database unavailable: {_reason(error)}"
+                ) from error
+            raise
+
+
+# --------------------------------------------------------------------- helpers
+
+
+async def _apply_batch(connection: AsyncConnection, batch: list[_Write]) -> None:
+    """Apply writes in queue order; runs of moves go in as one multi-row insert."""
+    moves: list[_Write] = []
+    for write in batch:
+        if write.move is not None:
+            moves.append(write)
+            continue
+        await _insert_moves(connection, moves)
+        moves.clear()
+        await write.apply(connection)
+    await _insert_moves(connection, moves)
+
+
+async def _insert_moves(connection: AsyncConnection, writes: list[_Write]) -> None:
+    if not writes:
+        return
+    await connection.execute(insert(MoveRow), [_move_row(write.move) for write in writes if write.move])
+    for write in writes:
+        if write.finish is not None and write.move is not None:
+            await _finish(connection, write.move.match_id, write.finish)
+
+
+async def _finish(connection: AsyncConnection, match_id: str, finish: MatchFinish) -> None:
+    statement = (
+        update(MatchRow)
+        .where(MatchRow.id == match_id, MatchRow.status.in_(UNFINISHED_STATUSES))
+        .values(
+            status=finish.status, winner=finish.winner, reason=finish.reason, finished_at=finish.finished_at
+        )
+    )
+    if (await connection.execute(statement)).rowcount == 0:
+        raise await _why_not_updated(connection, match_id, "finish", UNFINISHED_STATUSES)
+
+
+async def _why_not_updated(
+    connection: AsyncConnection, match_id: str, action: str, allowed: Iterable[str]
+) -> StorageError:
+    status = await connection.scalar(select(MatchRow.status).where(MatchRow.id == match_id))
+    if status is None:
+        return NotFoundError(f"cannot {action} match {match_id!r}: no such match")
+    return ConflictError(f"cannot {action} match {match_id!r}: it is {status}, not {' or '.join(allowed)}")
+
+
+def _storage_error(write: _Write, error: Exception) -> StorageError:
+    if isinstance(error, StorageError):
+        return error
+    if _is_unavailable(error):
+        return DatabaseUnavailableError(f"{write.what} not stored: database unavailable: {_reason(error)}")
+    if isinstance(error, IntegrityError):
+        violation = _violation(error)
+        if violation == "unique":
+            return write.on_duplicate()
+        if violation == "foreign_key":
+            return NotFoundError(f"{write.what} not stored: it names a match or player that does not exist")
+    return StorageError(f"{write.what} not stored: {_reason(error)}")
+
+
+def _reason(error: BaseException) -> str:
+    """The driver's own first line about ``error``: no SQL, no parameters (a token hash must not leak)."""
+    original = getattr(error, "orig", None) or error
+    lines = str(original).strip().splitlines()
+    return lines[0] if lines else type(original).__name__
+
+
+def _violation(error: IntegrityError) -> str | None:
+    """``"unique"``, ``"foreign_key"`` or ``"check"``, from PostgreSQL's SQLSTATE or SQLite's error name."""
+    original = error.orig
+    sqlstate = getattr(original, "sqlstate", None) or getattr(original, "pgcode", None)
+    if sqlstate is not None:
+        return {"23505": "unique", "23503": "foreign_key", "23514": "check"}.get(sqlstate)
+    name = getattr(original, "sqlite_errorname", "") or ""
+    for suffix, violation in (("PRIMARYKEY", "unique"), ("UNIQUE", "unique"), ("FOREIGNKEY", "foreign_key")):
+        if name.endswith(suffix):
+            return violation
+    return "check" if name.endswith("CHECK") else None
+
+
+def _is_unavailable(error: BaseException) -> bool:
+    """Whether ``error`` is about reaching the database rather than about the data written."""
+    if isinstance(error, DBAPIError) and error.connection_invalidated:
+        return True
+    return isinstance(error, OperationalError | InterfaceError | OSError | TimeoutError)
+
+
+def _fail(future: asyncio.Future[None], error: StorageError) -> None:
+    if not future.done():
+        future.set_exception(error)
+
+
+def _check_seat(match_id: str, seat: int) -> None:
+    if seat not in (0, 1):
+        raise ValueError(f"match {match_id!r} has no seat {seat!r}; seats are 0 and 1")
+
+
+def _check_move(move: MoveRecord) -> None:
+    where = f"move {move.ply!r} of match {move.match_id!r}"
+    if move.ply < 0:
+        raise ValueError(f"{where}: ply must not be negative")
+    if move.seat not in (0, 1):
+        raise ValueError(f"{where}: seat must be 0 or 1, not {move.seat!r}")
+    if move.think_ms < 0:
+        raise ValueError(f"{where}: think_ms must not be negative, not {move.think_ms!r}")
+    if move.clocks_ms is not None and len(move.clocks_ms) != 2:
+        raise ValueError(f"{where}: clocks_ms must hold two clocks, not {move.clocks_ms!r}")
+
+
+def _check_finish(match_id: str, finish: MatchFinish) -> None:
+    if finish.status not in FINISHED_STATUSES:
+        raise ValueError(
+            f"match {match_id!r} cannot finish as {finish.status!r}; use one of {FINISHED_STATUSES}"
+        )
+    if finish.winner not in (None, 0, 1):
+        raise ValueError(f"match {match_id!r} cannot be won by seat {finish.winner!r}")
+
+
+def _seat_row(match_id: str, seat: SeatRecord, joined_at: datetime) -> dict[str, Any]:
+    return {"match_id": match_id, "seat": seat.seat, "player_id": seat.player_id, "joined_at": joined_at}
+
+
+def _move_row(move: MoveRecord) -> dict[str, Any]:
+    clocks, engine = move.clocks_ms, move.engine
+    return {
+        "match_id": move.match_id,
+        "ply": move.ply,
+        "seat": move.seat,
+        "notation": move.notation,
+        "think_ms": move.think_ms,
+        "played_at": move.played_at,
+        "clock0_ms": clocks[0] if clocks else None,
+        "clock1_ms": clocks[1] if clocks else None,
+        "score": engine.score if engine else None,
+        "depth": engine.depth if engine else None,
+        "nodes": engine.nodes if engine else None,
+        "pv": list(engine.pv) if engine and engine.pv else None,
+    }
+
+
+def _with_seats(statement: Select[tuple[MatchRow]]) -> Select[tuple[MatchRow]]:
+    return statement.options(selectinload(MatchRow.seats).joinedload(SeatRow.player))
+
+
+def _player_record(row: PlayerRow) -> PlayerRecord:
+    return PlayerRecord(id=row.id, name=row.name, is_bot=row.is_bot, created_at=row.created_at)
+
+
+def _move_record(row: MoveRow) -> MoveRecord:
+    clocks = None if row.clock0_ms is None or row.clock1_ms is None else (row.clock0_ms, row.clock1_ms)
+    has_engine = any(value is not None for value in (row.score, row.depth, row.nodes, row.pv))
+    engine = EngineInfo(row.score, row.depth, row.nodes, tuple(row.pv or ())) if has_engine else None
+    return MoveRecord(
+        match_id=row.match_id,
+        ply=row.ply,
+        seat=row.seat,
+        notation=row.notation,
+        think_ms=row.think_ms,
+        played_at=row.played_at,
+        clocks_ms=clocks,
+        engine=engine,
+    )
+
+
+def _match_record(row: MatchRow, *, with_moves: bool) -> MatchRecord:
+    seats = tuple(
+        SeatRecord(
+            seat=seat.seat, player_id=seat.player_id, player_name=seat.player.name, is_bot=seat.player.is_bot
+        )
+        for seat in row.seats
+    )
+    return MatchRecord(
+        id=row.id,
+        game=row.game,
+        options=row.options,
+        status=row.status,
+        host=row.host,
+        created_at=row.created_at,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+        winner=row.winner,
+        reason=row.reason,
+        seats=seats,
+        moves=tuple(_move_record(move) for move in row.moves) if with_moves else (),
+        rematch_of=row.rematch_of,
+    )
