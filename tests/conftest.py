@@ -19,6 +19,8 @@ CHROMIUM = "/usr/bin/chromium"
 SERVICES_REQUIRED = "PLYARENA_REQUIRE_SERVICES"
 BROWSER_REQUIRED = "PLYARENA_REQUIRE_BROWSER"
 
+pytest_plugins = ["support.fixtures"]  # servers and clients over real sockets, for end-to-end tests
+
 
 def _missing(what: str, why: str, required_by: str) -> None:
     message = f"{what} is not available: {why}"

@@ -1,0 +1,85 @@
+"""``plyarena serve``: run one server instance until interrupted."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+
+from server.app import running_server
+from server.config import DEFAULT_HOST, DEFAULT_PORT, ServerConfig, new_instance_id
+from server.storage.engine import DEFAULT_DATABASE_URL
+
+HELP = "serve the WebSocket protocol, the HTTP API and the browser client on one port"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--host", default=DEFAULT_HOST, help=f"interface to listen on (default {DEFAULT_HOST})"
+    )
+    parser.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: any)"
+    )
+    parser.add_argument(
+        "--db", metavar="URL", help=f"database URL (default $PLYARENA_DB, else {DEFAULT_DATABASE_URL})"
+    )
+    parser.add_argument(
+        "--mqtt", metavar="URL", help="MQTT broker, e.g. mqtt://127.0.0.1:1883 (default: none)"
+    )
+    parser.add_argument(
+        "--instance-id", help="name of this instance; keep it across restarts to restore its matches"
+    )
+    parser.add_argument("--public-url", metavar="URL", help="how clients reach this instance (http[s]://...)")
+    parser.add_argument(
+        "--grace",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long a player may be away (default 60)",
+    )
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="a browser origin allowed to connect (repeatable; '*' for any; default: this server's URL)",
+    )
+
+
+def config_from(args: argparse.Namespace) -> ServerConfig:
+    return ServerConfig(
+        host=args.host,
+        port=args.port,
+        db_url=args.db,
+        mqtt_url=args.mqtt,
+        instance_id=args.instance_id or _default_instance_id(args),
+        public_url=args.public_url,
+        grace_s=args.grace,
+        allowed_origins=tuple(args.allow_origin) if args.allow_origin else None,
+    )
+
+
+def _default_instance_id(args: argparse.Namespace) -> str:
+    """Stable across restarts of a server on the same port, so its matches come back; random with port 0."""
+    return f"arena-{args.port}" if args.port else new_instance_id()
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("websockets").setLevel(logging.WARNING)
+    return asyncio.run(serve_until_stopped(config_from(args)))
+
+
+async def serve_until_stopped(config: ServerConfig, banner: str = "Ply Arena is serving at {url}") -> int:
+    """Serve until SIGINT or SIGTERM, printing where; then shut down cleanly."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(signum, stop.set)
+    async with running_server(config) as server:
+        print(banner.format(url=f"{server.http_url}/"), flush=True)
+        print(f"  WebSocket endpoint {server.ws_url} (instance {server.config.instance_id})", flush=True)
+        await stop.wait()
+    return 0

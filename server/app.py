@@ -1,0 +1,373 @@
+"""The Ply Arena server: one port for WebSocket clients, the browser client and the HTTP API.
+
+This is the asyncio shell. It reads frames, decodes them with
+:mod:`server.protocol`, checks who is asking, and hands each request to
+:class:`~server.live.MatchHost`, which runs the pure match logic and commits
+before anything is broadcast. Every refused request is answered with one
+``error`` message and changes nothing; no request can crash the server or
+close another player's match.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import random
+import secrets
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
+from typing import Any
+from urllib.parse import urlsplit
+
+from websockets.asyncio.server import Server as WebSocketServer
+from websockets.asyncio.server import ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+
+from games import GAMES
+from server import protocol
+from server.bot_catalog import BotCatalog
+from server.bus import EventBus, bus_from_url
+from server.clock import TimeControl, describe
+from server.config import ServerConfig
+from server.connection import Connection, TokenBucket
+from server.errors import ErrorCode, ProtocolError
+from server.http import HttpFront
+from server.live import Intent, MatchHost, new_id, player_info, storage_failure
+from server.lobby import TOPIC_ROOT, Lobby
+from server.match import Match, clean_text
+from server.metrics import Metrics
+from server.outbox import Outbox
+from server.protocol import Request, UndecodableRequest
+from server.storage import StorageError, Store
+from server.storage.engine import database_url
+
+log = logging.getLogger(__name__)
+
+websockets_log = logging.getLogger("server.websockets")
+"""The websockets library's log for our connections, capped at INFO: its DEBUG lines print whole frames,
+and frames carry tokens."""
+websockets_log.setLevel(logging.INFO)
+
+Handler = Callable[[Connection, Any], Awaitable[None]]
+
+
+def hash_token(token: str) -> str:
+    """What the store keeps instead of a token: its SHA-256, in hex."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class Server:
+    """One server instance around an open store and a started bus (both owned by the caller)."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        store: Store,
+        bus: EventBus,
+        *,
+        now: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.bus = bus
+        self.now = now
+        self.rng = rng or random.SystemRandom()
+        self.metrics = Metrics()
+        self.outbox = Outbox(bus, self.metrics)
+        self.lobby = Lobby(config.instance_id, self.outbox.put)
+        self.host = MatchHost(config, store, self.lobby, self.outbox, self.metrics, now, lambda: self.ws_url)
+        self.bot_catalog = BotCatalog()
+        self.http = HttpFront(
+            store, self.metrics, config.instance_id, config.static_dir, self.host.counts, self.bot_catalog
+        )
+        self._websockets: WebSocketServer | None = None
+        self._lobby_task: asyncio.Task[None] | None = None
+        self._bot_catalog_task: asyncio.Task[None] | None = None
+        self._handlers: dict[type[Request], Handler] = {
+            protocol.LobbySubscribe: self._lobby_subscribe,
+            protocol.LobbyUnsubscribe: self._lobby_unsubscribe,
+            protocol.CreateMatch: self._create,
+            protocol.JoinMatch: self._join,
+            protocol.WatchMatch: self._watch,
+            protocol.LeaveMatch: self._leave,
+            protocol.PlayMove: self._act,
+            protocol.Resign: self._act,
+            protocol.OfferDraw: self._act,
+            protocol.AcceptDraw: self._act,
+            protocol.DeclineDraw: self._act,
+            protocol.Abort: self._act,
+            protocol.OfferRematch: self._act,
+            protocol.AcceptRematch: self._act,
+            protocol.DeclineRematch: self._act,
+            protocol.SendChat: self._act,
+        }
+
+    # ----------------------------------------------------------------- lifecycle
+
+    @property
+    def port(self) -> int:
+        return self.config.port
+
+    @property
+    def http_url(self) -> str:
+        return self.config.http_url
+
+    @property
+    def ws_url(self) -> str:
+        return self.config.ws_url
+
+    async def start(self) -> None:
+        """Bind, restore the matches this instance hosted, then start accepting connections."""
+        self._websockets = await serve(
+            self._serve_connection,
+            self.config.host,
+            self.config.port,
+            process_request=self.http,
+            compression=None,
+            max_size=self.config.max_frame_bytes,
+            origins=None,
+            server_header="Ply Arena",
+            logger=websockets_log,
+            start_serving=False,
+        )
+        if self.config.port == 0:
+            port = self._websockets.sockets[0].getsockname()[1]
+            self.config = replace(self.config, port=port)
+            self.host.config = self.config
+        self.http.allowed_origins = self._allowed_origins()
+        self.outbox.start()
+        restored = await self.host.restore()
+        if restored:
+            log.info("restored %d matches hosted by %s", restored, self.config.instance_id)
+        self._lobby_task = asyncio.create_task(self._follow_bus_lobby(), name="plyarena-lobby")
+        self._bot_catalog_task = asyncio.create_task(self.bot_catalog.follow(self.bus), name="plyarena-bots")
+        await self._websockets.start_serving()
+
+    async def close(self) -> None:
+        """Stop accepting, close connections (code 1001), and let queued events reach the bus."""
+        if self._websockets is not None:
+            self._websockets.close()
+            await self._websockets.wait_closed()
+        await self.host.close()
+        self.lobby.withdraw()
+        for task in (self._lobby_task, self._bot_catalog_task):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        await self.outbox.flush(timeout=2.0)
+        await self.outbox.close()
+
+    async def _follow_bus_lobby(self) -> None:
+        try:
+            await self.lobby.follow_bus(self.bus, self.host.is_open_here)
+        except Exception:
+            log.exception("stopped following the lobby on the bus; local matches are still listed")
+
+    def _allowed_origins(self) -> frozenset[str] | None:
+        """Browser origins that may open a WebSocket; ``None`` allows any (configured with ``*``)."""
+        if self.config.allowed_origins is not None:
+            if "*" in self.config.allowed_origins:
+                return None
+            return frozenset(origin.rstrip("/") for origin in self.config.allowed_origins)
+        own = urlsplit(self.http_url)
+        origins = {f"{own.scheme}://{own.netloc}"}
+        if self.config.host in ("127.0.0.1", "localhost", "::1"):
+            origins |= {f"http://localhost:{self.port}", f"http://127.0.0.1:{self.port}"}
+        return frozenset(origins)
+
+    # ----------------------------------------------------------------- connections
+
+    async def _serve_connection(self, websocket: ServerConnection) -> None:
+        connection = Connection(
+            websocket,
+            TokenBucket(self.config.rate_per_s, self.config.rate_burst),
+            self.config.max_write_buffer_bytes,
+        )
+        self.metrics.connections += 1
+        self.metrics.connections_total += 1
+        try:
+            while True:
+                frame = await websocket.recv(decode=False)
+                await self._receive(connection, frame)
+        except ConnectionClosed:
+            pass
+        finally:
+            self.metrics.connections -= 1
+            self.lobby.subscribers.discard(connection)
+            await self.host.disconnected(connection)
+
+    async def _receive(self, connection: Connection, frame: bytes) -> None:
+        self.metrics.requests_total += 1
+        if not connection.bucket.take(self.now()):
+            self._refuse(
+                connection,
+                ErrorCode.RATE_LIMITED,
+                f"more than {self.config.rate_per_s:g} requests per second: request dropped",
+                protocol.peek_request_id(frame, self.config.max_message_bytes),
+            )
+            return
+        try:
+            request = protocol.decode_request(frame, self.config.max_message_bytes)
+        except UndecodableRequest as error:
+            self._refuse(connection, error.code, error.message, error.request_id)
+            return
+        try:
+            await self._dispatch(connection, request)
+        except ProtocolError as error:
+            self._refuse(connection, error.code, error.message, request.id)
+        except StorageError as error:
+            failure = storage_failure(error)
+            self._refuse(connection, failure.code, failure.message, request.id)
+        except Exception:
+            log.exception("request %s failed", type(request).__name__)
+            self._refuse(connection, ErrorCode.INTERNAL, "internal error: nothing was changed", request.id)
+
+    def _refuse(
+        self, connection: Connection, code: ErrorCode, message: str, request_id: protocol.RequestId
+    ) -> None:
+        self.metrics.errors_total[code] += 1
+        connection.send(protocol.error_message(code, message, request_id))
+
+    async def _dispatch(self, connection: Connection, request: Request) -> None:
+        if isinstance(request, protocol.Hello):
+            await self._hello(connection, request)
+            return
+        if connection.player is None:
+            raise ProtocolError(ErrorCode.HELLO_REQUIRED, "say hello first (with a name, or your token)")
+        await self._handlers[type(request)](connection, request)
+
+    # ----------------------------------------------------------------- identity
+
+    async def _hello(self, connection: Connection, request: protocol.Hello) -> None:
+        if connection.player is not None:
+            raise ProtocolError(
+                ErrorCode.NOT_ALLOWED, f"this connection is already {connection.player.name!r}"
+            )
+        if request.token is not None:
+            token = request.token
+            player = await self.store.player_by_token_hash(hash_token(token))
+            if player is None:
+                raise ProtocolError(ErrorCode.BAD_TOKEN, "that token belongs to no player here")
+        elif request.name is not None:
+            name = clean_text(request.name, "name", protocol.MAX_NAME_LENGTH)
+            token = secrets.token_urlsafe(32)
+            player = await self.store.create_player(name, hash_token(token), is_bot=request.bot)
+        else:
+            raise ProtocolError(ErrorCode.BAD_FIELD, "hello needs a name, or the token of a returning player")
+        connection.player = player
+        connection.send(
+            protocol.Welcome(
+                player=player_info(player),
+                token=token,
+                protocol=protocol.PROTOCOL_VERSION,
+                instance=self.config.instance_id,
+                matches=self.host.unfinished_of(player.id),
+                id=request.id,
+            )
+        )
+
+    # ----------------------------------------------------------------- lobby
+
+    async def _lobby_subscribe(self, connection: Connection, request: protocol.LobbySubscribe) -> None:
+        self.lobby.subscribers.add(connection)
+        connection.send(self.lobby.snapshot(request.id))
+
+    async def _lobby_unsubscribe(self, connection: Connection, request: protocol.LobbyUnsubscribe) -> None:
+        self.lobby.subscribers.discard(connection)
+        connection.send(protocol.Ok(id=request.id))
+
+    # ----------------------------------------------------------------- matches
+
+    async def _create(self, connection: Connection, request: protocol.CreateMatch) -> None:
+        game = GAMES.get(request.game)
+        if game is None:
+            raise ProtocolError(
+                ErrorCode.NOT_FOUND, f"unknown game {request.game!r}; known games: {', '.join(sorted(GAMES))}"
+            )
+        try:
+            control = TimeControl.parse(request.time_control)
+        except ValueError as error:
+            raise ProtocolError(ErrorCode.BAD_FIELD, str(error)) from None
+        options = protocol.MatchOptions(
+            time_control=describe(control), visibility=request.visibility, bot=request.bot
+        )
+        seat = self.rng.choice((0, 1)) if request.seat == "random" else request.seat
+        match = Match.open(new_id(), game, options, self.config.grace_s)
+        await self.host.create(match, connection, seat, request.id)
+
+    async def _join(self, connection: Connection, request: protocol.JoinMatch) -> None:
+        live = await self.host.get(request.match_id)
+        await self.host.join(live, connection, request.seat, request.id)
+
+    async def _watch(self, connection: Connection, request: protocol.WatchMatch) -> None:
+        live = await self.host.get(request.match_id)
+        await self.host.watch(live, connection, request.log, request.since, request.id)
+
+    async def _leave(self, connection: Connection, request: protocol.LeaveMatch) -> None:
+        live = self.host.matches.get(request.match_id)
+        if live is None or request.match_id not in connection.matches:
+            raise ProtocolError(ErrorCode.NOT_FOUND, f"you do not follow match {request.match_id!r}")
+        await self.host.leave(live, connection)
+        connection.send(protocol.Ok(id=request.id))
+
+    async def _act(self, connection: Connection, request: Any) -> None:
+        """Every request that a seated player makes within a match."""
+        assert connection.player_id is not None
+        live = await self.host.get(request.match_id)
+        await self.host.act(live, _intent(request, connection.player_id), connection, request.id)
+
+
+def _intent(request: Request, player_id: str) -> Intent:
+    """The match method that carries out ``request`` for ``player_id``."""
+    match request:
+        case protocol.PlayMove(ply=ply, move=move, engine=engine):
+            return lambda m, now: m.move(player_id, ply, move, engine, now)
+        case protocol.Resign():
+            return lambda m, now: m.resign(player_id, now)
+        case protocol.OfferDraw():
+            return lambda m, now: m.offer_draw(player_id, now)
+        case protocol.AcceptDraw():
+            return lambda m, now: m.accept_draw(player_id, now)
+        case protocol.DeclineDraw():
+            return lambda m, now: m.decline_draw(player_id, now)
+        case protocol.Abort():
+            return lambda m, now: m.abort(player_id, now)
+        case protocol.OfferRematch():
+            rematch_id = new_id()
+            return lambda m, now: m.offer_rematch(player_id, rematch_id, now)
+        case protocol.AcceptRematch():
+            rematch_id = new_id()
+            return lambda m, now: m.accept_rematch(player_id, rematch_id, now)
+        case protocol.DeclineRematch():
+            return lambda m, now: m.decline_rematch(player_id, now)
+        case protocol.SendChat(text=text):
+            return lambda m, now: m.chat(player_id, text, now)
+    raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"{type(request).__name__} is not a match action")
+
+
+@contextlib.asynccontextmanager
+async def running_server(config: ServerConfig, **server_options: Any) -> AsyncIterator[Server]:
+    """Open the store and the bus, start a :class:`Server`, and close all three on exit."""
+    store = await Store.open(database_url(config.db_url), migrate=True)
+    try:
+        bus = bus_from_url(
+            config.mqtt_url,
+            client_id=f"plyarena-server-{config.instance_id}",
+            status_topic=f"{TOPIC_ROOT}/instances/{config.instance_id}",
+        )
+        await bus.start()
+        try:
+            server = Server(config, store, bus, **server_options)
+            await server.start()
+            try:
+                yield server
+            finally:
+                await server.close()
+        finally:
+            await bus.close()
+    finally:
+        await store.close()

@@ -1,0 +1,61 @@
+"""Everything an operator can tune about one server instance, with the defaults we ship."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+WEB_CLIENT_DIR = Path(__file__).resolve().parent.parent / "clients" / "web"
+
+
+def new_instance_id() -> str:
+    return f"arena-{secrets.token_hex(4)}"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    """0 picks a free port (tests); :attr:`Server.port` then tells which."""
+    db_url: str | None = None
+    """``None``: ``$PLYARENA_DB`` or ``plyarena.sqlite3`` in the working directory."""
+    mqtt_url: str | None = None
+    """``None``: the in-process bus; ``mqtt://host:port``: share events through a broker."""
+    instance_id: str = field(default_factory=new_instance_id)
+    """Names this instance in lobby entries and in the matches it hosts; keep it across restarts."""
+    public_url: str | None = None
+    """How clients reach this instance (``http://...``); derived from host and port when ``None``."""
+
+    grace_s: float = 60.0
+    """How long a seated player may stay away before losing the match."""
+    max_message_bytes: int = 4096
+    """Larger requests are answered ``frame_too_large`` (the connection stays open)."""
+    max_frame_bytes: int = 64 * 1024
+    """Larger frames close the connection (code 1009) without being read."""
+    rate_per_s: float = 20.0
+    """Requests per second a connection may sustain ..."""
+    rate_burst: int = 40
+    """... and how many it may send at once."""
+    max_write_buffer_bytes: int = 4 * 1024 * 1024
+    """A client that lets this much pile up unread is closed (code 1008) instead of growing memory."""
+    allowed_origins: tuple[str, ...] | None = None
+    """Browser ``Origin`` values allowed to open a WebSocket; ``None``: this server's own URL only.
+    Clients that send no Origin (bots, scripts) are always allowed."""
+    event_log_size: int = 256
+    """Events kept per match for clients that reconnect; older gaps get a full state."""
+    finished_ttl_s: float = 600.0
+    """How long a finished match stays in memory (for rematches and late watchers)."""
+    static_dir: Path = WEB_CLIENT_DIR
+
+    @property
+    def http_url(self) -> str:
+        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
+
+    @property
+    def ws_url(self) -> str:
+        base = self.http_url
+        scheme, rest = base.split("://", 1)
+        return f"{'wss' if scheme == 'https' else 'ws'}://{rest}/ws"

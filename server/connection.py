@@ -1,0 +1,84 @@
+"""One client connection: who it is, what it follows, how fast it may talk.
+
+Sending never waits: a reply or an event is pushed into the connection's
+write buffer at once (as ``websockets.broadcast`` does), so a slow reader can
+never hold up a match. A reader that lets too much pile up is closed instead.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from websockets.asyncio.server import ServerConnection, broadcast
+
+from server.protocol import ServerMessage, encode
+from server.storage.records import PlayerRecord
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class TokenBucket:
+    """A rate limit: ``burst`` requests at once, refilled at ``rate`` per second."""
+
+    rate: float
+    burst: int
+    tokens: float = field(init=False)
+    updated: float | None = None
+
+    def __post_init__(self) -> None:
+        self.tokens = float(self.burst)
+
+    def take(self, now: float) -> bool:
+        """Spend one token if there is one; ``False`` means the request is over the limit."""
+        if self.updated is not None:
+            self.tokens = min(float(self.burst), self.tokens + (now - self.updated) * self.rate)
+        self.updated = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
+class Connection:
+    """A WebSocket client as the server sees it; hashable, so it can sit in watcher sets."""
+
+    __slots__ = ("bucket", "follows_lobby", "matches", "max_buffer", "player", "websocket")
+
+    def __init__(self, websocket: ServerConnection, bucket: TokenBucket, max_buffer: int) -> None:
+        self.websocket = websocket
+        self.bucket = bucket
+        self.max_buffer = max_buffer
+        self.player: PlayerRecord | None = None
+        self.matches: set[str] = set()
+        """Ids of the matches whose events this connection receives."""
+        self.follows_lobby = False
+
+    @property
+    def player_id(self) -> str | None:
+        return None if self.player is None else self.player.id
+
+    def send(self, message: ServerMessage) -> None:
+        self.push(encode(message))
+
+    def push(self, data: bytes) -> None:
+        """Queue an already encoded message, without waiting; close a client that stopped reading."""
+        transport = self.websocket.transport
+        if transport is not None and transport.get_write_buffer_size() > self.max_buffer:
+            log.warning(
+                "closing %s: more than %d bytes unread", self.websocket.remote_address, self.max_buffer
+            )
+            transport.abort()
+            return
+        broadcast([self.websocket], data, text=True)
+
+    def __repr__(self) -> str:
+        return f"<Connection {self.websocket.id} player={self.player_id}>"
+
+
+def push_to(connections: Iterable[Connection], data: bytes) -> None:
+    """Queue ``data`` on every connection in ``connections``."""
+    for connection in connections:
+        connection.push(data)

@@ -1,0 +1,59 @@
+"""Stable error codes of protocol v1, and the one exception that carries them.
+
+A code is part of the protocol: clients and bots branch on it, so a code never
+changes meaning. The message beside it is for people and may be reworded.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ErrorCode(StrEnum):
+    """Every ``code`` an ``error`` message can carry (documented in docs/protocol.md)."""
+
+    BAD_JSON = "bad_json"
+    """The frame is not a JSON object."""
+    UNKNOWN_TYPE = "unknown_type"
+    """The ``type`` names no client message."""
+    BAD_FIELD = "bad_field"
+    """A field is missing, unknown, of the wrong type or out of range."""
+    HELLO_REQUIRED = "hello_required"
+    """Anything but ``hello`` before the connection has said ``hello``."""
+    BAD_TOKEN = "bad_token"
+    """The token given to ``hello`` belongs to no player."""
+    NOT_FOUND = "not_found"
+    """No match (or game) by that id."""
+    SEAT_TAKEN = "seat_taken"
+    """The seat asked for, or every seat, is held by someone else."""
+    NOT_A_PLAYER = "not_a_player"
+    """The sender holds no seat in the match it tries to act in."""
+    NOT_STARTED = "not_started"
+    """The match still waits for a player."""
+    NOT_YOUR_TURN = "not_your_turn"
+    """A move from the seat that is not to move."""
+    STALE_PLY = "stale_ply"
+    """A move that answers a ply other than the current one."""
+    ILLEGAL_MOVE = "illegal_move"
+    """A move the rules refuse; the message is the rules' reason."""
+    MATCH_OVER = "match_over"
+    """The match has finished or been aborted."""
+    NOT_ALLOWED = "not_allowed"
+    """A well-formed request that is not allowed now (e.g. abort after both sides moved)."""
+    FRAME_TOO_LARGE = "frame_too_large"
+    """The frame exceeds the message size limit."""
+    RATE_LIMITED = "rate_limited"
+    """The connection sends faster than its rate limit; the request was dropped."""
+    UNAVAILABLE = "unavailable"
+    """Storage failed; nothing changed, the request may be retried."""
+    INTERNAL = "internal"
+    """A bug on the server; nothing changed."""
+
+
+class ProtocolError(Exception):
+    """A request refused with a stable :class:`ErrorCode` and a human message."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message

@@ -1,0 +1,244 @@
+"""Plain HTTP on the WebSocket port, through ``websockets``' ``process_request`` hook.
+
+Serves the browser client (static files), ``/healthz``, ``/metrics`` and a small
+read-only JSON API over the stored matches. Everything but ``/ws`` is answered
+here; ``/ws`` goes on to the WebSocket handshake. Responses never contain a
+token or its hash: records crossing this boundary carry none.
+"""
+
+from __future__ import annotations
+
+import http
+import mimetypes
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import msgspec
+from websockets.asyncio.server import ServerConnection
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
+
+from games import GAMES
+from server.bot_catalog import BotCatalog
+from server.errors import ErrorCode
+from server.export import export_text
+from server.metrics import Metrics
+from server.storage import MATCH_STATUSES, MAX_LIST_LIMIT, MatchRecord, MoveRecord, StorageError, Store
+
+WEBSOCKET_PATH = "/ws"
+DEFAULT_PAGE_SIZE = 20
+
+PLACEHOLDER_PAGE = """<!doctype html>
+<html lang="en">
+<meta charset="utf-8">
+<title>Ply Arena</title>
+<h1>Ply Arena</h1>
+<p>The server is running. The browser client is not installed yet; meanwhile, see
+<a href="/api/games">/api/games</a>, <a href="/api/matches">/api/matches</a> and
+<a href="/healthz">/healthz</a>, or connect a client to the WebSocket endpoint <code>/ws</code>.</p>
+</html>
+"""
+
+_json = msgspec.json.Encoder()
+
+
+class HttpError(Exception):
+    def __init__(self, status: http.HTTPStatus, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+class HttpFront:
+    """Answers every HTTP request but the WebSocket upgrade on ``/ws``."""
+
+    def __init__(
+        self,
+        store: Store,
+        metrics: Metrics,
+        instance: str,
+        static_dir: Path,
+        live_counts: Callable[[], dict[str, int]],
+        bot_catalog: BotCatalog | None = None,
+    ) -> None:
+        self.store = store
+        self.metrics = metrics
+        self.instance = instance
+        self.static_dir = static_dir.resolve()
+        self.live_counts = live_counts
+        self.bot_catalog = bot_catalog if bot_catalog is not None else BotCatalog()
+        self.allowed_origins: frozenset[str] | None = frozenset()
+        """Browser origins that may open a WebSocket (``None``: any); clients that send none always may."""
+
+    async def __call__(self, connection: ServerConnection, request: Request) -> Response | None:
+        url = urlsplit(request.path)
+        if url.path == WEBSOCKET_PATH:
+            origin = request.headers.get("Origin")
+            if origin is None or self.allowed_origins is None or origin in self.allowed_origins:
+                return None
+            message = f"origin {origin!r} may not open a WebSocket here"
+            return _json_response(
+                {"error": {"code": ErrorCode.NOT_ALLOWED, "message": message}}, http.HTTPStatus.FORBIDDEN
+            )
+        try:
+            return await self._route(url.path, parse_qs(url.query))
+        except HttpError as error:
+            return _json_response({"error": {"code": error.code, "message": error.message}}, error.status)
+        except StorageError as error:
+            unavailable = {"code": ErrorCode.UNAVAILABLE, "message": f"storage unavailable: {error}"}
+            return _json_response({"error": unavailable}, http.HTTPStatus.SERVICE_UNAVAILABLE)
+
+    async def _route(self, path: str, query: dict[str, list[str]]) -> Response:
+        parts = [part for part in path.split("/") if part]
+        if path == "/healthz":
+            return await self._health()
+        if path == "/metrics":
+            body = self.metrics.render(self.store.stats).encode()
+            return _response(http.HTTPStatus.OK, body, "text/plain; version=0.0.4; charset=utf-8")
+        if parts[:1] == ["api"]:
+            return await self._api(parts[1:], query)
+        return self._static(path)
+
+    async def _health(self) -> Response:
+        try:
+            await self.store.ping()
+        except StorageError as error:
+            body = {"status": "unavailable", "instance": self.instance, "database": str(error)}
+            return _json_response(body, http.HTTPStatus.SERVICE_UNAVAILABLE)
+        return _json_response({"status": "ok", "instance": self.instance, **self.live_counts()})
+
+    async def _api(self, parts: list[str], query: dict[str, list[str]]) -> Response:
+        if parts == ["games"]:
+            games = [
+                {"name": game.name, "title": game.title, "sides": list(game.sides), "notation": game.notation}
+                for game in GAMES.values()
+            ]
+            return _json_response({"games": games})
+        if parts == ["bots"]:
+            return _json_response(self.bot_catalog.as_json())
+        if parts == ["matches"]:
+            return await self._list_matches(query)
+        if len(parts) in (2, 3) and parts[0] == "matches":
+            record = await self.store.get_match(parts[1])
+            if record is None:
+                raise HttpError(http.HTTPStatus.NOT_FOUND, ErrorCode.NOT_FOUND, f"no match {parts[1]!r}")
+            if len(parts) == 2:
+                return _json_response(match_json(record, with_moves=True))
+            if parts[2] == "export":
+                game = GAMES.get(record.game)
+                if game is None:
+                    raise HttpError(
+                        http.HTTPStatus.NOT_FOUND, ErrorCode.NOT_FOUND, f"no game {record.game!r}"
+                    )
+                extension = "pdn" if game.name == "checkers" else "txt"
+                response = _response(
+                    http.HTTPStatus.OK, export_text(record, game).encode(), "text/plain; charset=utf-8"
+                )
+                filename = f"plyarena-{record.game}-{record.id}.{extension}"
+                response.headers["Content-Disposition"] = f'inline; filename="{filename}"'
+                return response
+        raise HttpError(http.HTTPStatus.NOT_FOUND, ErrorCode.NOT_FOUND, f"no API at /api/{'/'.join(parts)}")
+
+    async def _list_matches(self, query: dict[str, list[str]]) -> Response:
+        def one(name: str) -> str | None:
+            values = query.get(name)
+            return values[-1] if values else None
+
+        game, status, player, before = one("game"), one("status"), one("player"), one("before")
+        if game is not None and game not in GAMES:
+            raise _bad_query(f"unknown game {game!r}; known games: {', '.join(sorted(GAMES))}")
+        if status is not None and status not in MATCH_STATUSES:
+            raise _bad_query(f"unknown status {status!r}; use one of {', '.join(MATCH_STATUSES)}")
+        limit_text = one("limit") or str(DEFAULT_PAGE_SIZE)
+        if not limit_text.isdigit() or not 1 <= int(limit_text) <= MAX_LIST_LIMIT:
+            raise _bad_query(f"limit must be a whole number from 1 to {MAX_LIST_LIMIT}, not {limit_text!r}")
+        limit = int(limit_text)
+        records = await self.store.list_matches(
+            game=game, status=status, player_id=player, limit=limit, before=before
+        )
+        page = [match_json(record, with_moves=False) for record in records]
+        next_before = records[-1].id if len(records) == limit else None
+        return _json_response({"matches": page, "next_before": next_before})
+
+    def _static(self, path: str) -> Response:
+        relative = "index.html" if path in ("", "/") else path.lstrip("/")
+        candidate = (self.static_dir / relative).resolve()
+        if candidate.is_relative_to(self.static_dir) and candidate.is_file():
+            content_type = mimetypes.guess_type(candidate.name)[0] or "application/octet-stream"
+            if content_type.startswith("text/") or content_type.endswith("javascript"):
+                content_type += "; charset=utf-8"
+            return _response(http.HTTPStatus.OK, candidate.read_bytes(), content_type)
+        if relative == "index.html":
+            return _response(http.HTTPStatus.OK, PLACEHOLDER_PAGE.encode(), "text/html; charset=utf-8")
+        raise HttpError(http.HTTPStatus.NOT_FOUND, ErrorCode.NOT_FOUND, f"nothing at {path}")
+
+
+def match_json(record: MatchRecord, *, with_moves: bool) -> dict[str, Any]:
+    """A stored match as the API shows it: players by id and name, never a token."""
+    body: dict[str, Any] = {
+        "id": record.id,
+        "game": record.game,
+        "status": record.status,
+        "options": record.options,
+        "host": record.host,
+        "created_at": _iso(record.created_at),
+        "started_at": _iso(record.started_at),
+        "finished_at": _iso(record.finished_at),
+        "winner": record.winner,
+        "reason": record.reason,
+        "rematch_of": record.rematch_of,
+        "seats": [
+            {
+                "seat": seat.seat,
+                "player": {"id": seat.player_id, "name": seat.player_name, "bot": seat.is_bot},
+            }
+            for seat in sorted(record.seats, key=lambda seat: seat.seat)
+        ],
+    }
+    if with_moves:
+        body["moves"] = [_move_json(move) for move in sorted(record.moves, key=lambda move: move.ply)]
+    return body
+
+
+def _move_json(move: MoveRecord) -> dict[str, Any]:
+    engine = move.engine
+    return {
+        "ply": move.ply,
+        "seat": move.seat,
+        "move": move.notation,
+        "think_ms": move.think_ms,
+        "played_at": _iso(move.played_at),
+        "clocks_ms": list(move.clocks_ms) if move.clocks_ms is not None else None,
+        "engine": None
+        if engine is None
+        else {"score": engine.score, "depth": engine.depth, "nodes": engine.nodes, "pv": list(engine.pv)},
+    }
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()
+
+
+def _bad_query(message: str) -> HttpError:
+    return HttpError(http.HTTPStatus.BAD_REQUEST, ErrorCode.BAD_FIELD, message)
+
+
+def _response(status: http.HTTPStatus, body: bytes, content_type: str) -> Response:
+    headers = Headers(
+        [
+            ("Content-Type", content_type),
+            ("Content-Length", str(len(body))),
+            ("Cache-Control", "no-store"),
+            ("X-Content-Type-Options", "nosniff"),
+            ("Connection", "close"),
+        ]
+    )
+    return Response(status.value, status.phrase, headers, body)
+
+
+def _json_response(body: object, status: http.HTTPStatus = http.HTTPStatus.OK) -> Response:
+    return _response(status, _json.encode(body), "application/json")

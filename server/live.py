@@ -1,0 +1,519 @@
+"""The live matches of one instance: the thin I/O shell around :mod:`server.match`.
+
+For each match, one lock orders everything: take the match's next
+:class:`~server.match.Step`, commit its effects to the store, and only then
+adopt the new state, log its events and push them to the followers and the bus.
+A failed commit leaves the match exactly as it was. Timers turn flag falls and
+expired grace periods into steps of their own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+
+import msgspec
+
+from games import GAMES, Game
+from server import storage
+from server.config import ServerConfig
+from server.connection import Connection, push_to
+from server.errors import ErrorCode, ProtocolError
+from server.lobby import Lobby, match_topic
+from server.match import (
+    LIVE,
+    OPEN,
+    CreateRematch,
+    Effect,
+    EventLog,
+    Finish,
+    Match,
+    SaveFinish,
+    SaveMove,
+    SaveSeat,
+    SaveStart,
+    Step,
+)
+from server.metrics import Metrics
+from server.outbox import Outbox
+from server.protocol import (
+    LobbyEntry,
+    MatchCatchup,
+    MatchEvent,
+    MatchState,
+    Moved,
+    PlayerInfo,
+    RequestId,
+    encode,
+)
+from server.storage import MatchFinish, MatchRecord, MoveRecord, SeatRecord, StorageError, Store
+
+log = logging.getLogger(__name__)
+
+Intent = Callable[[Match, float], Step]
+TICK_RETRY_S = 1.0
+
+
+def new_id() -> str:
+    """A random, URL- and topic-safe id for matches and event logs."""
+    return secrets.token_urlsafe(8)
+
+
+def player_info(player: storage.PlayerRecord) -> PlayerInfo:
+    return PlayerInfo(id=player.id, name=player.name, bot=player.is_bot)
+
+
+def storage_failure(error: StorageError) -> ProtocolError:
+    """The protocol error for a write the store refused; nothing of it was stored."""
+    if isinstance(error, storage.DuplicateMoveError):
+        return ProtocolError(ErrorCode.STALE_PLY, str(error))
+    if isinstance(error, storage.SeatTakenError):
+        return ProtocolError(ErrorCode.SEAT_TAKEN, str(error))
+    if isinstance(error, storage.NotFoundError):
+        return ProtocolError(ErrorCode.NOT_FOUND, str(error))
+    if isinstance(error, storage.ConflictError):
+        return ProtocolError(ErrorCode.NOT_ALLOWED, str(error))
+    return ProtocolError(ErrorCode.UNAVAILABLE, f"not stored, try again: {error}")
+
+
+@dataclass(eq=False)
+class LiveMatch:
+    """A match in memory with what serving it needs: its lock, event log, followers and timers."""
+
+    match: Match
+    log: EventLog
+    created_at: datetime
+    rematch_of: str | None = None
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    watchers: set[Connection] = field(default_factory=set)
+    timer: asyncio.TimerHandle | None = None
+    expiry: asyncio.TimerHandle | None = None
+
+    @property
+    def id(self) -> str:
+        return self.match.id
+
+    def has_connection_of(self, player_id: str) -> bool:
+        return any(watcher.player_id == player_id for watcher in self.watchers)
+
+
+class MatchHost:
+    """Every match this instance hosts, and the one path by which their state changes."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        store: Store,
+        lobby: Lobby,
+        outbox: Outbox,
+        metrics: Metrics,
+        now: Callable[[], float],
+        ws_url: Callable[[], str],
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.lobby = lobby
+        self.outbox = outbox
+        self.metrics = metrics
+        self.now = now
+        self.ws_url = ws_url
+        self.matches: dict[str, LiveMatch] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # ----------------------------------------------------------------- finding matches
+
+    async def get(self, match_id: str) -> LiveMatch:
+        """The match ``match_id``: in memory, or a finished one loaded from the store to be shown."""
+        live = self.matches.get(match_id)
+        if live is not None:
+            return live
+        record = await self.store.get_match(match_id)
+        if match_id in self.matches:  # loaded meanwhile by another request
+            return self.matches[match_id]
+        if record is None:
+            raise ProtocolError(ErrorCode.NOT_FOUND, f"no match {match_id!r}")
+        if record.status in (OPEN, LIVE):
+            raise ProtocolError(
+                ErrorCode.NOT_FOUND, f"match {match_id!r} is hosted by instance {record.host!r}"
+            )
+        live = self._adopt(record, self._game(record))
+        if live is None:
+            raise ProtocolError(ErrorCode.NOT_FOUND, f"match {match_id!r} cannot be replayed")
+        self._expire_later(live)
+        return live
+
+    def unfinished_of(self, player_id: str) -> list[str]:
+        """Ids of the unfinished matches in which ``player_id`` holds a seat."""
+        return [
+            live.id
+            for live in self.matches.values()
+            if not live.match.is_over and live.match.seat_of(player_id) is not None
+        ]
+
+    def counts(self) -> dict[str, int]:
+        statuses = [live.match.status for live in self.matches.values()]
+        return {"open_matches": statuses.count(OPEN), "live_matches": statuses.count(LIVE)}
+
+    # ----------------------------------------------------------------- restoring
+
+    async def restore(self) -> int:
+        """Rebuild every open and live match this instance hosted before it stopped; how many."""
+        restored = 0
+        for record in await self.store.unfinished_matches(self.config.instance_id):
+            game = self._game(record)
+            if record.status == OPEN and len(record.seats) == 2:
+                # Both seats were taken but the start was not stored: start it now.
+                started_at = datetime.now(UTC)
+                await self.store.start_match(record.id, started_at)
+                record = replace(record, status=LIVE, started_at=started_at)
+            live = self._adopt(record, game)
+            if live is None:
+                continue
+            self._show_in_lobby(live)
+            self._schedule(live)
+            restored += 1
+        self._update_gauges()
+        return restored
+
+    def _adopt(self, record: MatchRecord, game: Game | None) -> LiveMatch | None:
+        if game is None:
+            log.error("match %s is of unknown game %r: not restored", record.id, record.game)
+            return None
+        try:
+            match = Match.restore(record, game, self.config.grace_s, self.now())
+        except Exception:
+            log.exception("match %s cannot be rebuilt from its stored moves: not restored", record.id)
+            return None
+        live = LiveMatch(
+            match, EventLog(new_id(), self.config.event_log_size), record.created_at, record.rematch_of
+        )
+        self.matches[live.id] = live
+        return live
+
+    @staticmethod
+    def _game(record: MatchRecord) -> Game | None:
+        return GAMES.get(record.game)
+
+    # ----------------------------------------------------------------- changing matches
+
+    async def create(self, match: Match, creator: Connection, seat: int, request_id: RequestId) -> LiveMatch:
+        """Store a new match with its creator seated (one write), then follow it from ``creator``."""
+        assert creator.player is not None
+        step = match.join(player_info(creator.player), seat, self.now())
+        created_at = datetime.now(UTC)
+        seat_record = SeatRecord(seat, creator.player.id, creator.player.name, creator.player.is_bot)
+        record = MatchRecord(
+            id=match.id,
+            game=match.game.name,
+            options=msgspec.to_builtins(match.options),
+            status=OPEN,
+            host=self.config.instance_id,
+            created_at=created_at,
+            seats=(seat_record,),
+        )
+        await self._store(self.store.create_match(record))
+        live = LiveMatch(step.match, EventLog(new_id(), self.config.event_log_size), created_at)
+        live.log.append(step.events)
+        self.matches[live.id] = live
+        async with live.lock:
+            self._follow(live, creator)
+            creator.send(self._state(live, creator, request_id))
+        self._show_in_lobby(live)
+        self._update_gauges()
+        return live
+
+    async def join(
+        self, live: LiveMatch, joiner: Connection, seat: int | None, request_id: RequestId
+    ) -> None:
+        assert joiner.player is not None
+        async with live.lock:
+            await self._tick(live)
+            step = live.match.join(player_info(joiner.player), seat, self.now())
+            await self._apply(live, step)
+            self._follow(live, joiner)
+            joiner.send(self._state(live, joiner, request_id))
+
+    async def watch(
+        self,
+        live: LiveMatch,
+        watcher: Connection,
+        log_id: str | None,
+        since: int | None,
+        request_id: RequestId,
+    ) -> None:
+        """Follow ``live``: reply with what was missed after ``since`` in log ``log_id``, else the state."""
+        async with live.lock:
+            await self._tick(live)
+            missed = live.log.since(log_id, since)
+            if missed is None:
+                watcher.send(self._state(live, watcher, request_id))
+            else:
+                catchup = MatchCatchup(
+                    match_id=live.id, log=live.log.id, seq=live.match.seq, events=missed, id=request_id
+                )
+                watcher.send(catchup)
+            self._follow(live, watcher)
+            if watcher.player_id is not None:
+                await self._apply(live, live.match.connect(watcher.player_id, self.now()))
+
+    async def leave(self, live: LiveMatch, leaver: Connection) -> None:
+        """Stop following; the player who opened a match nobody joined cancels it by leaving."""
+        async with live.lock:
+            await self._unfollow(live, leaver)
+            player_id = leaver.player_id
+            if (
+                player_id is not None
+                and live.match.status == OPEN
+                and live.match.seat_of(player_id) is not None
+            ):
+                await self._apply(live, live.match.abort(player_id, self.now()))
+
+    async def disconnected(self, connection: Connection) -> None:
+        """A connection closed: each match it followed may see a player go (and start a grace period)."""
+        for match_id in list(connection.matches):
+            live = self.matches.get(match_id)
+            if live is None:
+                continue
+            async with live.lock:
+                await self._unfollow(live, connection)
+
+    async def act(
+        self, live: LiveMatch, intent: Intent, requester: Connection, request_id: RequestId
+    ) -> Step:
+        """Apply a player's intent; the requester gets the first event as the reply, with ``request_id``."""
+        async with live.lock:
+            await self._tick(live)
+            step = intent(live.match, self.now())
+            if step.duplicate:
+                requester.send(self._state(live, requester, request_id))
+            else:
+                await self._apply(live, step, requester, request_id)
+            return step
+
+    # ----------------------------------------------------------------- the commit path
+
+    async def _tick(self, live: LiveMatch) -> None:
+        """Let time decide first (a flag that fell, a grace that ran out) so intents see the truth."""
+        await self._apply(live, live.match.tick(self.now()))
+
+    async def _apply(
+        self,
+        live: LiveMatch,
+        step: Step,
+        requester: Connection | None = None,
+        request_id: RequestId = None,
+    ) -> None:
+        """Commit ``step``'s effects, then adopt its state and send its events. Hold ``live.lock``."""
+        if not step.events and not step.effects:
+            live.match = step.match
+            return
+        for effect in step.effects:
+            await self._commit(live, effect)
+        before, live.match = live.match, step.match
+        live.log.append(step.events)
+        self._send(live, step.events, requester, request_id)
+        self.metrics.moves_total += sum(isinstance(event, Moved) for event in step.events)
+        for effect in step.effects:
+            if isinstance(effect, CreateRematch):
+                self._start_rematch(live, effect.match)
+        if before.status != live.match.status or before.seats != live.match.seats:
+            self._show_in_lobby(live)
+            self._update_gauges()
+        if live.match.is_over and not before.is_over:
+            self.metrics.matches_finished_total += 1
+            self._expire_later(live)
+        self._schedule(live)
+
+    async def _commit(self, live: LiveMatch, effect: Effect) -> None:
+        at = datetime.now(UTC)
+        match_id = live.id
+        if isinstance(effect, SaveSeat):
+            player = effect.player
+            await self._store(
+                self.store.take_seat(match_id, SeatRecord(effect.seat, player.id, player.name, player.bot))
+            )
+        elif isinstance(effect, SaveStart):
+            await self._store(self.store.start_match(match_id, at))
+        elif isinstance(effect, SaveMove):
+            engine = effect.engine
+            move = MoveRecord(
+                match_id=match_id,
+                ply=effect.ply,
+                seat=effect.seat,
+                notation=effect.notation,
+                think_ms=effect.think_ms,
+                played_at=at,
+                clocks_ms=effect.clocks_ms,
+                engine=None
+                if engine is None
+                else storage.EngineInfo(
+                    score=engine.score, depth=engine.depth, nodes=engine.nodes, pv=tuple(engine.pv)
+                ),
+            )
+            await self._store(self.store.append_move(move, _finish(effect.finish, at)))
+        elif isinstance(effect, SaveFinish):
+            finish = _finish(effect.finish, at)
+            assert finish is not None
+            await self._store(self.store.finish_match(match_id, finish))
+        elif isinstance(effect, CreateRematch):
+            rematch = effect.match
+            seats = tuple(
+                SeatRecord(seat, player.id, player.name, player.bot)
+                for seat, player in enumerate(rematch.seats)
+                if player is not None
+            )
+            record = MatchRecord(
+                id=rematch.id,
+                game=rematch.game.name,
+                options=msgspec.to_builtins(rematch.options),
+                status=LIVE,
+                host=self.config.instance_id,
+                created_at=at,
+                started_at=at,
+                seats=seats,
+                rematch_of=match_id,
+            )
+            await self._store(self.store.create_match(record))
+
+    @staticmethod
+    async def _store(write: Awaitable[None]) -> None:
+        try:
+            await write
+        except StorageError as error:
+            raise storage_failure(error) from error
+
+    def _send(
+        self,
+        live: LiveMatch,
+        events: tuple[MatchEvent, ...],
+        requester: Connection | None,
+        request_id: RequestId,
+    ) -> None:
+        topic = match_topic(live.id)
+        others = live.watchers - {requester} if requester is not None else live.watchers
+        for index, event in enumerate(events):
+            data = encode(event)
+            push_to(others, data)
+            self.outbox.put(topic, data)
+            if requester is not None:
+                if index == 0:
+                    requester.push(encode(msgspec.structs.replace(event, id=request_id)))
+                elif requester in live.watchers:
+                    requester.push(data)
+
+    def _start_rematch(self, old: LiveMatch, rematch: Match) -> None:
+        live = LiveMatch(rematch, EventLog(new_id(), self.config.event_log_size), datetime.now(UTC), old.id)
+        self.matches[live.id] = live
+        for connection in list(old.watchers):
+            if connection.player_id is not None and rematch.seat_of(connection.player_id) is not None:
+                self._follow(live, connection)
+                connection.send(self._state(live, connection, None))
+        self._show_in_lobby(live)
+        self._schedule(live)
+
+    # ----------------------------------------------------------------- followers
+
+    def _follow(self, live: LiveMatch, connection: Connection) -> None:
+        live.watchers.add(connection)
+        connection.matches.add(live.id)
+
+    async def _unfollow(self, live: LiveMatch, connection: Connection) -> None:
+        live.watchers.discard(connection)
+        connection.matches.discard(live.id)
+        player_id = connection.player_id
+        if player_id is not None and not live.has_connection_of(player_id):
+            await self._apply(live, live.match.disconnect(player_id, self.now()))
+
+    def _state(self, live: LiveMatch, viewer: Connection, request_id: RequestId) -> MatchState:
+        state = live.match.state(log=live.log.id, now=self.now(), viewer=viewer.player_id)
+        return msgspec.structs.replace(state, id=request_id)
+
+    # ----------------------------------------------------------------- lobby, timers, gauges
+
+    def _show_in_lobby(self, live: LiveMatch) -> None:
+        match = live.match
+        if match.options.visibility != "public" or match.status not in (OPEN, LIVE):
+            self.lobby.hide(live.id)
+            return
+        self.lobby.show(
+            LobbyEntry(
+                match_id=live.id,
+                game=match.game.name,
+                status=match.status,
+                time_control=match.options.time_control,
+                seats=list(match.seats),
+                bot=match.options.bot,
+                host=self.config.instance_id,
+                url=self.ws_url(),
+                created_at=live.created_at.isoformat(),
+            )
+        )
+
+    def is_open_here(self, match_id: str) -> bool:
+        live = self.matches.get(match_id)
+        return live is not None and live.match.status == OPEN and live.match.options.visibility == "public"
+
+    def _schedule(self, live: LiveMatch) -> None:
+        """Arm the match's one timer for its next deadline (flag fall or grace expiry), if any."""
+        if live.timer is not None:
+            live.timer.cancel()
+            live.timer = None
+        deadline = live.match.deadline()
+        if deadline is not None:
+            delay = max(0.0, deadline - self.now())
+            live.timer = asyncio.get_running_loop().call_later(delay, self._fire, live)
+
+    async def _on_deadline(self, live: LiveMatch) -> None:
+        live.timer = None
+        try:
+            async with live.lock:
+                await self._tick(live)
+                self._schedule(live)
+        except ProtocolError as error:
+            log.warning("match %s: deciding on time failed (%s); retrying", live.id, error.message)
+            live.timer = asyncio.get_running_loop().call_later(TICK_RETRY_S, self._fire, live)
+        except Exception:
+            log.exception("match %s: deciding on time failed", live.id)
+
+    def _expire_later(self, live: LiveMatch) -> None:
+        if live.expiry is None:
+            live.expiry = asyncio.get_running_loop().call_later(
+                self.config.finished_ttl_s, self._expire, live
+            )
+
+    def _expire(self, live: LiveMatch) -> None:
+        """Forget a finished match; it stays in the store for replays."""
+        if self.matches.get(live.id) is live:
+            del self.matches[live.id]
+        for connection in live.watchers:
+            connection.matches.discard(live.id)
+        live.watchers.clear()
+
+    def _fire(self, live: LiveMatch) -> None:
+        task = asyncio.create_task(self._on_deadline(live), name=f"plyarena-deadline-{live.id}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _update_gauges(self) -> None:
+        counts = self.counts()
+        self.metrics.open_matches = counts["open_matches"]
+        self.metrics.live_matches = counts["live_matches"]
+
+    async def close(self) -> None:
+        """Disarm every timer and wait for decisions already under way."""
+        for live in self.matches.values():
+            for handle in (live.timer, live.expiry):
+                if handle is not None:
+                    handle.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def _finish(finish: Finish | None, at: datetime) -> MatchFinish | None:
+    if finish is None:
+        return None
+    return MatchFinish(status=finish.status, winner=finish.winner, reason=finish.reason, finished_at=at)

@@ -1,0 +1,561 @@
+"""A match as a pure state machine: intents in, events and records out.
+
+Like the sans-I/O core of ``websockets``, nothing here touches a socket, the
+database or the time: each intent is a method of the immutable :class:`Match`
+that takes ``now`` (monotonic seconds) and returns a :class:`Step` holding the
+match's next state, the events to broadcast (numbered by ``seq``) and the
+effects to commit first, or raises :class:`~server.errors.ProtocolError`.
+The server commits a step's effects, and only then adopts its state and sends
+its events, so a refused request or a failed commit changes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import TypeAlias
+
+import msgspec
+
+from games import Game, IllegalMoveError, Position
+from server import protocol
+from server.clock import Clock, TimeControl
+from server.errors import ErrorCode, ProtocolError
+from server.protocol import EngineInfo, MatchEvent, MatchOptions, PlayerInfo
+from server.storage.records import MatchRecord
+
+OPEN, LIVE, FINISHED, ABORTED = "open", "live", "finished", "aborted"
+_CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+# --------------------------------------------------------------------------- effects to commit
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """How a match ended, as stored."""
+
+    status: str
+    winner: int | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class SaveSeat:
+    seat: int
+    player: PlayerInfo
+
+
+@dataclass(frozen=True, slots=True)
+class SaveStart:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class SaveMove:
+    ply: int
+    seat: int
+    notation: str
+    think_ms: int
+    clocks_ms: tuple[int, int] | None
+    engine: EngineInfo | None
+    finish: Finish | None
+
+
+@dataclass(frozen=True, slots=True)
+class SaveFinish:
+    finish: Finish
+
+
+@dataclass(frozen=True, slots=True)
+class CreateRematch:
+    """Create and store ``match``, the live rematch, before announcing it."""
+
+    match: Match
+
+
+Effect: TypeAlias = SaveSeat | SaveStart | SaveMove | SaveFinish | CreateRematch
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """The outcome of one intent: the next state, its events, and what to commit before either counts."""
+
+    match: Match
+    events: tuple[MatchEvent, ...] = ()
+    effects: tuple[Effect, ...] = ()
+    duplicate: bool = False
+    """True for a move that repeats the move already played at its ply: nothing to do."""
+
+
+# --------------------------------------------------------------------------- the match
+
+
+def clean_text(text: str, what: str, max_length: int) -> str:
+    """``text`` stripped, refusing control characters and blank or over-long text (names, chat)."""
+    cleaned = text.strip()
+    if not cleaned:
+        raise ProtocolError(ErrorCode.BAD_FIELD, f"{what} is blank")
+    if len(cleaned) > max_length:
+        raise ProtocolError(ErrorCode.BAD_FIELD, f"{what} is longer than {max_length} characters")
+    if _CONTROL_CHARACTERS.search(cleaned):
+        raise ProtocolError(ErrorCode.BAD_FIELD, f"{what} contains control characters")
+    return cleaned
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """Everything the server knows about one match, as an immutable value."""
+
+    id: str
+    game: Game
+    options: MatchOptions
+    control: TimeControl | None
+    grace_s: float
+    """How long a seated player may stay disconnected before losing (or, while open, cancelling)."""
+    status: str = OPEN
+    seats: tuple[PlayerInfo | None, PlayerInfo | None] = (None, None)
+    positions: tuple[Position, ...] = ()
+    moves: tuple[str, ...] = ()
+    clock: Clock | None = None
+    turn_started: float | None = None
+    draw_offer: int | None = None
+    rematch_offer: int | None = None
+    rematch_id: str | None = None
+    result: protocol.MatchResult | None = None
+    connected: tuple[bool, bool] = (False, False)
+    absent_since: tuple[float | None, float | None] = (None, None)
+    seq: int = 0
+
+    # ----------------------------------------------------------------- construction
+
+    @classmethod
+    def open(cls, match_id: str, game: Game, options: MatchOptions, grace_s: float) -> Match:
+        """A new match with no one seated. Raises ``ValueError`` for a bad time control."""
+        control = TimeControl.parse(options.time_control)
+        return cls(match_id, game, options, control, grace_s, positions=(game.start(),))
+
+    @classmethod
+    def restore(cls, record: MatchRecord, game: Game, grace_s: float, now: float) -> Match:
+        """A match rebuilt from its stored record, after a restart or to show a finished match.
+
+        Clocks resume at ``now`` from the times stored with the last move, so no
+        one is charged for the server's downtime; every seat of an unfinished
+        match starts absent and has the grace period to come back.
+        """
+        options = protocol.MatchOptions(
+            time_control=record.options.get("time_control", "untimed"),
+            visibility=record.options.get("visibility", "public"),
+            bot=protocol.BotRequest(**record.options["bot"]) if record.options.get("bot") else None,
+        )
+        match = cls.open(record.id, game, options, grace_s)
+        seats: list[PlayerInfo | None] = [None, None]
+        for seat in record.seats:
+            seats[seat.seat] = PlayerInfo(id=seat.player_id, name=seat.player_name, bot=seat.is_bot)
+        positions = list(match.positions)
+        stored_moves = sorted(record.moves, key=lambda m: m.ply)
+        for move in stored_moves:
+            positions.append(positions[-1].play(positions[-1].parse_move(move.notation)))
+        clock = None
+        if match.control is not None:
+            stored = stored_moves[-1].clocks_ms if stored_moves else None
+            clock = Clock(match.control, stored) if stored else Clock.new(match.control)
+            if record.status == LIVE:
+                clock = clock.start(positions[-1].turn, now)
+        over = record.status in (FINISHED, ABORTED)
+        result = None
+        if over:
+            result = protocol.MatchResult(
+                status=record.status, winner=record.winner, reason=record.reason or ""
+            )
+        absent = tuple(now if player is not None and not over else None for player in seats)
+        return replace(
+            match,
+            status=record.status,
+            seats=(seats[0], seats[1]),
+            positions=tuple(positions),
+            moves=tuple(move.notation for move in stored_moves),
+            clock=clock,
+            turn_started=now if record.status == LIVE else None,
+            result=result,
+            absent_since=(absent[0], absent[1]),
+        )
+
+    # ----------------------------------------------------------------- reading
+
+    @property
+    def position(self) -> Position:
+        return self.positions[-1]
+
+    @property
+    def ply(self) -> int:
+        return len(self.moves)
+
+    @property
+    def is_over(self) -> bool:
+        return self.status in (FINISHED, ABORTED)
+
+    def seat_of(self, player_id: str) -> int | None:
+        for seat, player in enumerate(self.seats):
+            if player is not None and player.id == player_id:
+                return seat
+        return None
+
+    def clocks_ms(self, now: float) -> list[int] | None:
+        return None if self.clock is None else list(self.clock.remaining(now))
+
+    def deadline(self) -> float | None:
+        """The next time :meth:`tick` has something to decide (a flag, an expired grace), if any."""
+        if self.is_over:
+            return None
+        times = [since + self.grace_s for since in self.absent_since if since is not None]
+        if self.status == LIVE and self.clock is not None and (flag := self.clock.deadline()) is not None:
+            times.append(flag)
+        return min(times, default=None)
+
+    def state(self, *, log: str, now: float, viewer: str | None) -> protocol.MatchState:
+        """The full ``match.state`` for ``viewer`` (a player id, or ``None``)."""
+        live = self.status == LIVE
+        return protocol.MatchState(
+            match_id=self.id,
+            log=log,
+            seq=self.seq,
+            game=self.game.name,
+            options=self.options,
+            status=self.status,
+            seats=list(self.seats),
+            moves=list(self.moves),
+            turn=self.position.turn if live else None,
+            clocks_ms=self.clocks_ms(now),
+            clock_running=self.clock.running if live and self.clock else None,
+            connected=list(self.connected),
+            draw_offer=self.draw_offer,
+            rematch_offer=self.rematch_offer,
+            result=self.result,
+            you=self.seat_of(viewer) if viewer else None,
+        )
+
+    # ----------------------------------------------------------------- intents
+
+    def join(self, player: PlayerInfo, seat: int | None, now: float) -> Step:
+        """Seat ``player`` (in ``seat``, or the first free one); the match starts once both are seated."""
+        self._require_not_over()
+        if (held := self.seat_of(player.id)) is not None:
+            raise ProtocolError(ErrorCode.NOT_ALLOWED, f"you already hold seat {held} of match {self.id}")
+        if self.status != OPEN:
+            raise ProtocolError(ErrorCode.SEAT_TAKEN, f"match {self.id} has started: watch it instead")
+        free = [s for s in (0, 1) if self.seats[s] is None]
+        if seat is None:
+            seat = free[0]
+        elif seat not in free:
+            raise ProtocolError(ErrorCode.SEAT_TAKEN, f"seat {seat} of match {self.id} is taken")
+        seats = list(self.seats)
+        seats[seat] = player
+        match = replace(self, seats=(seats[0], seats[1]))
+        match = match._present(seat, now)
+        events: list[MatchEvent] = [protocol.Seated(match_id=self.id, seq=0, seat=seat, player=player)]
+        effects: list[Effect] = [SaveSeat(seat, player)]
+        if None not in match.seats:
+            clock = None if self.control is None else Clock.new(self.control).start(match.position.turn, now)
+            match = replace(match, status=LIVE, clock=clock, turn_started=now)
+            events.append(protocol.Started(match_id=self.id, seq=0, clocks_ms=match.clocks_ms(now)))
+            effects.append(SaveStart())
+        return match._step(events, effects)
+
+    def move(self, player_id: str, ply: int, text: str, engine: EngineInfo | None, now: float) -> Step:
+        """Play ``text`` for the player, answering ``ply``; a repeat of the move at that ply is a no-op."""
+        seat = self._require_seat(player_id)
+        if (
+            ply < self.ply
+            and self.moves[ply].lower() == text.strip().lower()
+            and self.positions[ply].turn == seat
+        ):
+            return Step(self, duplicate=True)
+        self._require_live()
+        if self.clock is not None and self.clock.flagged(now) is not None:
+            raise ProtocolError(ErrorCode.MATCH_OVER, f"time ran out in match {self.id}")
+        position = self.position
+        if position.turn != seat:
+            raise ProtocolError(
+                ErrorCode.NOT_YOUR_TURN, f"it is seat {position.turn}'s turn in match {self.id}"
+            )
+        if ply != self.ply:
+            raise ProtocolError(
+                ErrorCode.STALE_PLY, f"match {self.id} is at ply {self.ply}; your move answers ply {ply}"
+            )
+        try:
+            chosen = position.parse_move(text)
+            after = position.play(chosen)
+        except IllegalMoveError as error:
+            raise ProtocolError(ErrorCode.ILLEGAL_MOVE, f"{text!r}: {error.reason}") from None
+        notation = position.format_move(chosen)
+        think_ms = max(0, round((now - self.turn_started) * 1000)) if self.turn_started is not None else 0
+        outcome = after.outcome()
+        clock = self.clock
+        if clock is not None:
+            clock = clock.press(after.turn, now)
+            if outcome is not None:
+                clock = clock.stop(now)
+        match = replace(
+            self,
+            positions=(*self.positions, after),
+            moves=(*self.moves, notation),
+            clock=clock,
+            turn_started=now,
+            draw_offer=None if self.draw_offer == 1 - seat else self.draw_offer,
+        )
+        clocks = match.clocks_ms(now)
+        moved = protocol.Moved(
+            match_id=self.id,
+            seq=0,
+            ply=ply,
+            seat=seat,
+            move=notation,
+            think_ms=think_ms,
+            clocks_ms=clocks,
+            engine=engine,
+        )
+        finish = None if outcome is None else Finish(FINISHED, outcome.winner, outcome.reason)
+        saved = SaveMove(
+            ply, seat, notation, think_ms, (clocks[0], clocks[1]) if clocks else None, engine, finish
+        )
+        if finish is None:
+            return match._step([moved], [saved])
+        match, ended = match._end(finish, now)
+        return match._step([moved, ended], [saved])
+
+    def resign(self, player_id: str, now: float) -> Step:
+        seat = self._require_seat(player_id)
+        self._require_live()
+        return self._finish(Finish(FINISHED, 1 - seat, f"seat {seat} resigned"), now)
+
+    def offer_draw(self, player_id: str, now: float) -> Step:
+        seat = self._require_seat(player_id)
+        self._require_live()
+        if self.draw_offer == 1 - seat:
+            return self.accept_draw(player_id, now)
+        if self.draw_offer == seat:
+            raise ProtocolError(ErrorCode.NOT_ALLOWED, "you have already offered a draw")
+        offered = protocol.DrawOffered(match_id=self.id, seq=0, seat=seat)
+        return replace(self, draw_offer=seat)._step([offered])
+
+    def accept_draw(self, player_id: str, now: float) -> Step:
+        seat = self._require_seat(player_id)
+        self._require_live()
+        if self.draw_offer != 1 - seat:
+            raise ProtocolError(ErrorCode.NOT_ALLOWED, "there is no draw offer from your opponent to accept")
+        return self._finish(Finish(FINISHED, None, "draw by agreement"), now)
+
+    def decline_draw(self, player_id: str, now: float) -> Step:
+        seat = self._require_seat(player_id)
+        self._require_live()
+        if self.draw_offer != 1 - seat:
+            raise ProtocolError(ErrorCode.NOT_ALLOWED, "there is no draw offer from your opponent to decline")
+        declined = protocol.DrawDeclined(match_id=self.id, seq=0, seat=seat)
+        return replace(self, draw_offer=None)._step([declined])
+
+    def abort(self, player_id: str, now: float) -> Step:
+        """Call the match off: always while it is open, once live only until both sides have moved."""
+        seat = self._require_seat(player_id)
+        self._require_not_over()
+        if self.status == LIVE and self.ply >= 2:
+            raise ProtocolError(
+                ErrorCode.NOT_ALLOWED, "both sides have moved: resign or offer a draw instead"
+            )
+        return self._finish(Finish(ABORTED, None, f"aborted by seat {seat}"), now)
+
+    def offer_rematch(self, player_id: str, new_match_id: str, now: float) -> Step:
+        """Offer a rematch; if the opponent offered one already, it starts as ``new_match_id``."""
+        seat = self._require_seat(player_id)
+        self._require_rematch_possible()
+        if self.rematch_offer == 1 - seat:
+            return self.accept_rematch(player_id, new_match_id, now)
+        if self.rematch_offer == seat:
+            raise ProtocolError(ErrorCode.NOT_ALLOWED, "you have already offered a rematch")
+        offered = protocol.RematchOffered(match_id=self.id, seq=0, seat=seat)
+        return replace(self, rematch_offer=seat)._step([offered])
+
+    def accept_rematch(self, player_id: str, new_match_id: str, now: float) -> Step:
+        seat = self._require_seat(player_id)
+        self._require_rematch_possible()
+        if self.rematch_offer != 1 - seat:
+            raise ProtocolError(
+                ErrorCode.NOT_ALLOWED, "there is no rematch offer from your opponent to accept"
+            )
+        rematch = Match.open(new_match_id, self.game, self.options, self.grace_s)
+        for new_seat, player in ((0, self.seats[1]), (1, self.seats[0])):
+            assert player is not None
+            rematch = rematch.join(player, new_seat, now).match
+        absent = tuple(None if connected else now for connected in self.connected)
+        rematch = replace(rematch, seq=0, connected=self.connected, absent_since=(absent[0], absent[1]))
+        started = protocol.RematchStarted(match_id=self.id, seq=0, new_match_id=new_match_id)
+        return replace(self, rematch_offer=None, rematch_id=new_match_id)._step(
+            [started], [CreateRematch(rematch)]
+        )
+
+    def decline_rematch(self, player_id: str, now: float) -> Step:
+        seat = self._require_seat(player_id)
+        self._require_rematch_possible()
+        if self.rematch_offer != 1 - seat:
+            raise ProtocolError(
+                ErrorCode.NOT_ALLOWED, "there is no rematch offer from your opponent to decline"
+            )
+        declined = protocol.RematchDeclined(match_id=self.id, seq=0, seat=seat)
+        return replace(self, rematch_offer=None)._step([declined])
+
+    def chat(self, player_id: str, text: str, now: float) -> Step:
+        """A chat line from a seated player (spectators watch, they do not speak)."""
+        seat = self._require_seat(player_id)
+        player = self.seats[seat]
+        assert player is not None
+        line = clean_text(text, "chat text", protocol.MAX_CHAT_LENGTH)
+        chat = protocol.ChatLine(match_id=self.id, seq=0, seat=seat, name=player.name, text=line)
+        return self._step([chat])
+
+    def connect(self, player_id: str, now: float) -> Step:
+        """A seated player has a connection following the match again."""
+        seat = self.seat_of(player_id)
+        if seat is None or self.connected[seat]:
+            return Step(self)
+        event = protocol.PresenceChanged(match_id=self.id, seq=0, seat=seat, connected=True, grace_ms=None)
+        return self._present(seat, now)._step([event])
+
+    def disconnect(self, player_id: str, now: float) -> Step:
+        """A seated player's last connection to the match is gone: the grace period starts."""
+        seat = self.seat_of(player_id)
+        if seat is None or not self.connected[seat]:
+            return Step(self)
+        connected = list(self.connected)
+        absent = list(self.absent_since)
+        connected[seat] = False
+        absent[seat] = None if self.is_over else now
+        match = replace(self, connected=(connected[0], connected[1]), absent_since=(absent[0], absent[1]))
+        grace_ms = None if self.is_over else round(self.grace_s * 1000)
+        event = protocol.PresenceChanged(
+            match_id=self.id, seq=0, seat=seat, connected=False, grace_ms=grace_ms
+        )
+        return match._step([event])
+
+    def tick(self, now: float) -> Step:
+        """Decide what time alone decides: a flag fall, or a player gone past the grace period."""
+        if self.is_over:
+            return Step(self)
+        if (
+            self.status == LIVE
+            and self.clock is not None
+            and (flagged := self.clock.flagged(now)) is not None
+        ):
+            return self._finish(Finish(FINISHED, 1 - flagged, f"seat {flagged} ran out of time"), now)
+        gone = [since is not None and now >= since + self.grace_s for since in self.absent_since]
+        if self.status == OPEN and any(gone):
+            return self._finish(Finish(ABORTED, None, "the player who opened the match left"), now)
+        if all(gone):
+            return self._finish(Finish(ABORTED, None, "both players left"), now)
+        for seat in (0, 1):
+            if gone[seat]:
+                return self._finish(
+                    Finish(FINISHED, 1 - seat, f"seat {seat} left and did not come back"), now
+                )
+        return Step(self)
+
+    # ----------------------------------------------------------------- helpers
+
+    def _require_seat(self, player_id: str) -> int:
+        seat = self.seat_of(player_id)
+        if seat is None:
+            raise ProtocolError(ErrorCode.NOT_A_PLAYER, f"you hold no seat in match {self.id}")
+        return seat
+
+    def _require_not_over(self) -> None:
+        if self.is_over:
+            assert self.result is not None
+            raise ProtocolError(ErrorCode.MATCH_OVER, f"match {self.id} is over: {self.result.reason}")
+
+    def _require_live(self) -> None:
+        self._require_not_over()
+        if self.status == OPEN:
+            raise ProtocolError(ErrorCode.NOT_STARTED, f"match {self.id} is waiting for a player")
+
+    def _require_rematch_possible(self) -> None:
+        if not self.is_over:
+            raise ProtocolError(ErrorCode.NOT_ALLOWED, f"match {self.id} is not over yet")
+        if None in self.seats:
+            raise ProtocolError(ErrorCode.NOT_ALLOWED, f"match {self.id} never had two players")
+        if self.rematch_id is not None:
+            raise ProtocolError(ErrorCode.NOT_ALLOWED, f"the rematch has started as match {self.rematch_id}")
+
+    def _present(self, seat: int, now: float) -> Match:
+        connected = list(self.connected)
+        absent = list(self.absent_since)
+        connected[seat], absent[seat] = True, None
+        return replace(self, connected=(connected[0], connected[1]), absent_since=(absent[0], absent[1]))
+
+    def _end(self, finish: Finish, now: float) -> tuple[Match, protocol.Ended]:
+        clock = None if self.clock is None else self.clock.stop(now)
+        result = protocol.MatchResult(status=finish.status, winner=finish.winner, reason=finish.reason)
+        match = replace(
+            self,
+            status=finish.status,
+            clock=clock,
+            result=result,
+            draw_offer=None,
+            absent_since=(None, None),
+        )
+        ended = protocol.Ended(
+            match_id=self.id,
+            seq=0,
+            status=finish.status,
+            winner=finish.winner,
+            reason=finish.reason,
+            clocks_ms=match.clocks_ms(now),
+        )
+        return match, ended
+
+    def _finish(self, finish: Finish, now: float) -> Step:
+        match, ended = self._end(finish, now)
+        return match._step([ended], [SaveFinish(finish)])
+
+    def _step(self, events: Sequence[MatchEvent], effects: Sequence[Effect] = ()) -> Step:
+        """Number ``events`` after this match's last event and wrap everything in a :class:`Step`."""
+        numbered = tuple(_with_seq(event, self.seq + index) for index, event in enumerate(events, start=1))
+        return Step(replace(self, seq=self.seq + len(numbered)), numbered, tuple(effects))
+
+
+def _with_seq(event: MatchEvent, seq: int) -> MatchEvent:
+    return msgspec.structs.replace(event, seq=seq)
+
+
+# --------------------------------------------------------------------------- the event log
+
+
+@dataclass(slots=True)
+class EventLog:
+    """The last ``capacity`` events of a match, for clients that reconnect and ask what they missed.
+
+    ``id`` names this log: sequence numbers only mean something within one log,
+    and a restarted server starts new logs, so a client presenting another log's
+    numbers gets a full state instead of a wrong guess.
+    """
+
+    id: str
+    capacity: int
+    events: deque[MatchEvent] = field(default_factory=deque)
+    last_seq: int = 0
+
+    def append(self, events: Sequence[MatchEvent]) -> None:
+        for event in events:
+            self.events.append(event)
+            self.last_seq = event.seq
+        while len(self.events) > self.capacity:
+            self.events.popleft()
+
+    def since(self, log_id: str | None, seq: int | None) -> list[MatchEvent] | None:
+        """Every event after ``seq``, or ``None`` when this log cannot say (another log, or too far back)."""
+        if log_id != self.id or seq is None or seq > self.last_seq:
+            return None
+        first = self.events[0].seq if self.events else self.last_seq + 1
+        if seq < first - 1:
+            return None
+        return [event for event in self.events if event.seq > seq]

@@ -1,0 +1,469 @@
+"""Protocol v1: every message on the wire, as msgspec Structs.
+
+Messages are JSON objects in WebSocket text frames, told apart by their
+``type``. A client's request may carry an ``id`` (a string or an integer) that
+the reply echoes, so a client can match replies to requests. Everything a
+client sends is a :data:`Request`; everything the server sends is a
+:data:`ServerMessage`. docs/protocol.md describes them for people.
+
+Decoding is two-step so an error can always echo the request's ``id``: a
+lenient envelope reads ``type`` and ``id``, then the struct of that type reads
+the whole frame strictly (unknown fields refused, sizes capped).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, TypeAlias
+
+import msgspec
+
+from server.errors import ErrorCode, ProtocolError
+
+PROTOCOL_VERSION = 1
+
+MAX_NAME_LENGTH = 32
+MAX_CHAT_LENGTH = 200
+MAX_ID_LENGTH = 64
+MAX_MOVE_LENGTH = 32
+MAX_PV_LENGTH = 64
+MAX_TOKEN_LENGTH = 128
+
+RequestId: TypeAlias = (
+    Annotated[int, msgspec.Meta(ge=-(2**53), le=2**53)]
+    | Annotated[str, msgspec.Meta(max_length=MAX_ID_LENGTH)]
+    | None
+)
+MatchId = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ID_LENGTH)]
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_NAME_LENGTH)]
+Token = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_TOKEN_LENGTH)]
+MoveText = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_MOVE_LENGTH)]
+ChatText = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_CHAT_LENGTH)]
+Count = Annotated[int, msgspec.Meta(ge=0, le=2**53)]
+Score = Annotated[int, msgspec.Meta(ge=-(10**9), le=10**9)]
+SeatNumber = Annotated[int, msgspec.Meta(ge=0, le=1)]
+
+
+class UndecodableRequest(ProtocolError):
+    """A frame that is not a valid request; carries the ``id`` when the frame had a readable one."""
+
+    def __init__(self, code: ErrorCode, message: str, request_id: int | str | None) -> None:
+        super().__init__(code, message)
+        self.request_id = request_id
+
+
+# --------------------------------------------------------------------------- shared parts
+
+
+class PlayerInfo(msgspec.Struct, frozen=True):
+    """A player as others see them: never their token."""
+
+    id: str
+    name: str
+    bot: bool
+
+
+class BotRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """'I want a bot of this level (and style)': a mark on the lobby entry that bot fleets watch for."""
+
+    level: Annotated[int, msgspec.Meta(ge=1, le=99)]
+    style: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_NAME_LENGTH)] | None = None
+
+
+class EngineInfo(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
+    """What a bot's search said about its move: stored with the move and shown to everyone."""
+
+    score: Score | None = None
+    depth: Count | None = None
+    nodes: Count | None = None
+    pv: Annotated[list[MoveText], msgspec.Meta(max_length=MAX_PV_LENGTH)] = []
+    time_ms: Count | None = None
+
+
+class MatchOptions(msgspec.Struct, frozen=True):
+    time_control: str
+    """``"M+S"`` (minutes + seconds of increment), ``"M:SS+S"``, or ``"untimed"``."""
+    visibility: Literal["public", "private"]
+    bot: BotRequest | None
+
+
+class MatchResult(msgspec.Struct, frozen=True):
+    status: str
+    """``finished`` or ``aborted``."""
+    winner: SeatNumber | None
+    """The winning seat; ``null`` for a draw or an abort."""
+    reason: str
+
+
+class LobbyEntry(msgspec.Struct, frozen=True):
+    """One public match in the lobby, also published retained on the bus."""
+
+    match_id: str
+    game: str
+    status: str
+    """``open`` (waiting for a player) or ``live``."""
+    time_control: str
+    seats: list[PlayerInfo | None]
+    bot: BotRequest | None
+    host: str
+    """The server instance that hosts the match."""
+    url: str
+    """The WebSocket URL of that instance."""
+    created_at: str
+
+
+# --------------------------------------------------------------------------- client -> server
+
+
+class Request(msgspec.Struct, tag_field="type", forbid_unknown_fields=True, kw_only=True, frozen=True):
+    id: RequestId = None
+
+
+class Hello(Request, tag="hello", kw_only=True):
+    """Say who you are: a ``name`` the first time, your ``token`` to come back."""
+
+    name: Name | None = None
+    token: Token | None = None
+    bot: bool = False
+
+
+class LobbySubscribe(Request, tag="lobby.subscribe", kw_only=True):
+    pass
+
+
+class LobbyUnsubscribe(Request, tag="lobby.unsubscribe", kw_only=True):
+    pass
+
+
+class CreateMatch(Request, tag="match.create", kw_only=True):
+    game: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_NAME_LENGTH)]
+    time_control: Annotated[str, msgspec.Meta(min_length=1, max_length=16)] = "untimed"
+    seat: Literal[0, 1, "random"] = "random"
+    visibility: Literal["public", "private"] = "public"
+    bot: BotRequest | None = None
+
+
+class JoinMatch(Request, tag="match.join", kw_only=True):
+    match_id: MatchId
+    seat: SeatNumber | None = None
+
+
+class WatchMatch(Request, tag="match.watch", kw_only=True):
+    """Follow a match; with ``log`` and ``since`` from an earlier message, get only what was missed."""
+
+    match_id: MatchId
+    since: Count | None = None
+    log: Annotated[str, msgspec.Meta(max_length=MAX_ID_LENGTH)] | None = None
+
+
+class LeaveMatch(Request, tag="match.leave", kw_only=True):
+    match_id: MatchId
+
+
+class PlayMove(Request, tag="move", kw_only=True):
+    match_id: MatchId
+    ply: Count
+    """How many moves the match had when this move was chosen (the ply it answers)."""
+    move: MoveText
+    engine: EngineInfo | None = None
+
+
+class Resign(Request, tag="resign", kw_only=True):
+    match_id: MatchId
+
+
+class OfferDraw(Request, tag="draw.offer", kw_only=True):
+    match_id: MatchId
+
+
+class AcceptDraw(Request, tag="draw.accept", kw_only=True):
+    match_id: MatchId
+
+
+class DeclineDraw(Request, tag="draw.decline", kw_only=True):
+    match_id: MatchId
+
+
+class Abort(Request, tag="abort", kw_only=True):
+    match_id: MatchId
+
+
+class OfferRematch(Request, tag="rematch.offer", kw_only=True):
+    match_id: MatchId
+
+
+class AcceptRematch(Request, tag="rematch.accept", kw_only=True):
+    match_id: MatchId
+
+
+class DeclineRematch(Request, tag="rematch.decline", kw_only=True):
+    match_id: MatchId
+
+
+class SendChat(Request, tag="chat", kw_only=True):
+    match_id: MatchId
+    text: ChatText
+
+
+ClientMessage: TypeAlias = (
+    Hello
+    | LobbySubscribe
+    | LobbyUnsubscribe
+    | CreateMatch
+    | JoinMatch
+    | WatchMatch
+    | LeaveMatch
+    | PlayMove
+    | Resign
+    | OfferDraw
+    | AcceptDraw
+    | DeclineDraw
+    | Abort
+    | OfferRematch
+    | AcceptRematch
+    | DeclineRematch
+    | SendChat
+)
+
+REQUEST_TYPES: dict[str, type[Request]] = {
+    cls.__struct_config__.tag: cls  # type: ignore[misc]
+    for cls in ClientMessage.__args__  # type: ignore[attr-defined]
+}
+
+
+# --------------------------------------------------------------------------- server -> client
+
+
+class ServerMessage(msgspec.Struct, tag_field="type", kw_only=True, frozen=True, omit_defaults=True):
+    """Base of every server message. ``id`` echoes the request a message answers and is left out otherwise."""
+
+    id: RequestId = None
+
+
+class Welcome(ServerMessage, tag="welcome", kw_only=True):
+    player: PlayerInfo
+    token: str
+    """Your secret: keep it to come back as the same player. Sent only to you."""
+    protocol: int
+    instance: str
+    matches: list[str]
+    """Unfinished matches on this server in which you hold a seat: ``match.watch`` them to resume."""
+
+
+class Error(ServerMessage, tag="error", omit_defaults=False, kw_only=True):
+    code: ErrorCode
+    message: str
+
+
+class Ok(ServerMessage, tag="ok", kw_only=True):
+    """The reply to a request that has nothing else to say (``lobby.unsubscribe``, ``match.leave``)."""
+
+
+class LobbySnapshot(ServerMessage, tag="lobby.snapshot", kw_only=True):
+    matches: list[LobbyEntry]
+
+
+class LobbyUpdate(ServerMessage, tag="lobby.update", kw_only=True):
+    entry: LobbyEntry
+
+
+class LobbyRemove(ServerMessage, tag="lobby.remove", kw_only=True):
+    match_id: str
+
+
+class MatchState(ServerMessage, tag="match.state", kw_only=True):
+    """Everything about a match at ``seq`` of event log ``log``: the start of following it."""
+
+    match_id: str
+    log: str
+    seq: int
+    game: str
+    options: MatchOptions
+    status: str
+    """``open``, ``live``, ``finished`` or ``aborted``."""
+    seats: list[PlayerInfo | None]
+    moves: list[str]
+    turn: SeatNumber | None
+    """The seat to move, ``null`` unless the match is live."""
+    clocks_ms: list[int] | None
+    """Both seats' remaining times now; ``null`` when untimed."""
+    clock_running: SeatNumber | None
+    connected: list[bool]
+    draw_offer: SeatNumber | None
+    rematch_offer: SeatNumber | None
+    result: MatchResult | None
+    you: SeatNumber | None
+    """Your seat in this match, ``null`` for a spectator."""
+
+
+class MatchEvent(ServerMessage, kw_only=True, frozen=True):
+    """Something that happened in a match, numbered by ``seq`` (1, 2, ... within its ``log``)."""
+
+    match_id: str
+    seq: int
+
+
+class Seated(MatchEvent, tag="seated", kw_only=True):
+    seat: SeatNumber
+    player: PlayerInfo
+
+
+class Started(MatchEvent, tag="started", kw_only=True):
+    clocks_ms: list[int] | None
+
+
+class Moved(MatchEvent, tag="moved", kw_only=True):
+    ply: int
+    """The ply the move answered: 0 for the first move of a match."""
+    seat: SeatNumber
+    move: str
+    think_ms: int
+    clocks_ms: list[int] | None
+    """Both remaining times right after the move, increment included."""
+    engine: EngineInfo | None = None
+
+
+class DrawOffered(MatchEvent, tag="draw.offered", kw_only=True):
+    seat: SeatNumber
+
+
+class DrawDeclined(MatchEvent, tag="draw.declined", kw_only=True):
+    seat: SeatNumber
+
+
+class RematchOffered(MatchEvent, tag="rematch.offered", kw_only=True):
+    seat: SeatNumber
+
+
+class RematchDeclined(MatchEvent, tag="rematch.declined", kw_only=True):
+    seat: SeatNumber
+
+
+class RematchStarted(MatchEvent, tag="rematch.started", kw_only=True):
+    new_match_id: str
+
+
+class ChatLine(MatchEvent, tag="chat", kw_only=True):
+    seat: SeatNumber
+    name: str
+    text: str
+
+
+class PresenceChanged(MatchEvent, tag="presence", kw_only=True):
+    seat: SeatNumber
+    connected: bool
+    grace_ms: int | None
+    """When disconnected from a live match: how long the seat has to come back before losing."""
+
+
+class Ended(MatchEvent, tag="ended", kw_only=True):
+    status: str
+    winner: SeatNumber | None
+    reason: str
+    clocks_ms: list[int] | None
+
+
+AnyMatchEvent: TypeAlias = (
+    Seated
+    | Started
+    | Moved
+    | DrawOffered
+    | DrawDeclined
+    | RematchOffered
+    | RematchDeclined
+    | RematchStarted
+    | ChatLine
+    | PresenceChanged
+    | Ended
+)
+
+
+class MatchCatchup(ServerMessage, tag="match.catchup", kw_only=True):
+    """The reply to ``match.watch`` with a known ``log`` and ``since``: exactly the events missed."""
+
+    match_id: str
+    log: str
+    seq: int
+    events: list[AnyMatchEvent]
+
+
+# --------------------------------------------------------------------------- encoding and decoding
+
+
+class _Envelope(msgspec.Struct):
+    type: str
+    id: RequestId = None
+
+
+class _IdOnly(msgspec.Struct):
+    id: RequestId = None
+
+
+_envelope_decoder = msgspec.json.Decoder(_Envelope)
+_id_decoder = msgspec.json.Decoder(_IdOnly)
+_request_decoders = {tag: msgspec.json.Decoder(cls) for tag, cls in REQUEST_TYPES.items()}
+_encoder = msgspec.json.Encoder()
+
+
+def decode_request(frame: bytes | str, max_bytes: int) -> Request:
+    """The request in ``frame``; raises :class:`UndecodableRequest` saying what is wrong."""
+    data = frame.encode() if isinstance(frame, str) else frame
+    if len(data) > max_bytes:
+        message = f"a frame of {len(data)} bytes is over the limit of {max_bytes}"
+        raise UndecodableRequest(ErrorCode.FRAME_TOO_LARGE, message, peek_request_id(data, len(data)))
+    if not data.lstrip()[:1] == b"{":
+        raise UndecodableRequest(ErrorCode.BAD_JSON, "a request must be a JSON object", None)
+    try:
+        envelope = _envelope_decoder.decode(data)
+    except msgspec.ValidationError as error:
+        raise UndecodableRequest(ErrorCode.BAD_FIELD, str(error), peek_request_id(data, len(data))) from None
+    except msgspec.DecodeError as error:
+        raise UndecodableRequest(ErrorCode.BAD_JSON, f"not a JSON object: {error}", None) from None
+    decoder = _request_decoders.get(envelope.type)
+    if decoder is None:
+        known = ", ".join(sorted(REQUEST_TYPES))
+        raise UndecodableRequest(
+            ErrorCode.UNKNOWN_TYPE,
+            f"unknown message type {envelope.type!r}; known types: {known}",
+            envelope.id,
+        )
+    try:
+        return decoder.decode(data)
+    except msgspec.ValidationError as error:
+        raise UndecodableRequest(ErrorCode.BAD_FIELD, str(error), envelope.id) from None
+
+
+def peek_request_id(frame: bytes | str, max_bytes: int) -> RequestId:
+    """The ``id`` of a request that will not be decoded (e.g. rate-limited), if it is easy to read."""
+    if len(frame) > max_bytes:
+        return None
+    try:
+        return _id_decoder.decode(frame).id
+    except msgspec.MsgspecError:
+        return None
+
+
+def encode(message: ServerMessage | LobbyEntry) -> bytes:
+    """``message`` as UTF-8 JSON, ready for a text frame or a bus payload."""
+    return _encoder.encode(message)
+
+
+def error_message(code: ErrorCode, message: str, request_id: RequestId) -> Error:
+    return Error(code=code, message=message, id=request_id)
+
+
+_server_decoder = msgspec.json.Decoder(
+    Welcome
+    | Error
+    | Ok
+    | LobbySnapshot
+    | LobbyUpdate
+    | LobbyRemove
+    | MatchState
+    | MatchCatchup
+    | AnyMatchEvent
+)
+
+
+def decode_server_message(frame: bytes | str) -> ServerMessage:
+    """A server message, for clients written in Python (bots, tests)."""
+    return _server_decoder.decode(frame)

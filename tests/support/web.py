@@ -1,0 +1,102 @@
+"""Driving the browser client with Playwright, as a person would: by labels, roles and clicks.
+
+The helpers find controls by their accessible names (the same ones a screen
+reader announces), so a test that passes also says the controls are named.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Locator, Page, expect
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+DESKTOP = {"width": 1280, "height": 860}
+PHONE = {"width": 390, "height": 844}
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+TURN_TIMEOUT_MS = 20_000
+
+
+class PageErrors:
+    """Uncaught exceptions and console errors of a page, so a test can insist there were none."""
+
+    def __init__(self, page: Page) -> None:
+        self.messages: list[str] = []
+        page.on("pageerror", lambda error: self.messages.append(f"uncaught: {error}"))
+        page.on("console", self._console)
+
+    def _console(self, message: ConsoleMessage) -> None:
+        if message.type == "error":
+            self.messages.append(f"console: {message.text}")
+
+    def assert_none(self, allowed: tuple[str, ...] = ()) -> None:
+        unexpected = [text for text in self.messages if not any(part in text for part in allowed)]
+        assert not unexpected, unexpected
+
+
+async def open_page(browser: Browser, base_url: str, *, viewport: dict[str, int] = DESKTOP) -> Page:
+    context: BrowserContext = await browser.new_context(viewport=viewport, base_url=base_url)
+    return await context.new_page()
+
+
+async def sign_in(page: Page, name: str, path: str = "/") -> None:
+    """Open ``path`` as a first-time visitor, pick ``name``, and wait until the connection is up."""
+    await page.goto(path)
+    await page.get_by_label("Your name").fill(name)
+    await page.get_by_role("button", name="Continue").click()
+    await expect(page.get_by_role("status").filter(has_text="Online")).to_be_visible()
+
+
+async def play_bot(page: Page, game_title: str, level: int, side: str) -> str:
+    """Start a game against a bot from the lobby form; returns the match id from the URL."""
+    form = page.locator("form[aria-labelledby=play-bot-title]")
+    await form.get_by_label("Game").select_option(label=game_title)
+    await form.get_by_label("Bot level").select_option(value=str(level))
+    await form.get_by_label("Your side").select_option(label=side)
+    await form.get_by_role("button", name="Play the bot").click()
+    await page.wait_for_url(re.compile(r"/match/[^/]+$"))
+    return page.url.rsplit("/", 1)[1]
+
+
+def moves_played(page: Page) -> Locator:
+    """The moves in the page's move list."""
+    return page.locator("ol.move-list .move")
+
+
+async def wait_for_my_turn_or_end(page: Page) -> bool:
+    """True when it is this page's turn, False when the match has ended."""
+    banner = page.locator(".banner:not([hidden])")
+    mine = page.locator(".turn-status", has_text="Your turn")
+    await expect(banner.or_(mine)).to_be_visible(timeout=TURN_TIMEOUT_MS)
+    return await mine.is_visible()
+
+
+async def play_first_legal_move(page: Page) -> None:
+    """Click the first highlighted move; for checkers, the first movable piece, then each landing square."""
+    board = page.locator("svg.board")
+    before = await moves_played(page).count()
+    movable = board.locator(".cell.movable")
+    if await movable.count():
+        await movable.first.click()
+        while await board.locator(".cell.target").count():
+            await board.locator(".cell.target").first.click()
+            if await moves_played(page).count() > before:
+                break
+    else:
+        await board.locator(".cell.target").first.click()
+    # The move is listed once the server has committed it (the bot may answer at once, too).
+    await expect(moves_played(page).nth(before)).to_be_attached(timeout=TURN_TIMEOUT_MS)
+
+
+async def screenshot(page: Page, name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    await page.screenshot(path=str(path), full_page=True, animations="disabled")
+    return path

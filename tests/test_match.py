@@ -1,0 +1,292 @@
+"""The pure match state machine, driven with a fake clock and no sockets."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from games import get_game
+from server import protocol
+from server.errors import ErrorCode, ProtocolError
+from server.match import (
+    EventLog,
+    Finish,
+    Match,
+    SaveFinish,
+    SaveMove,
+    SaveSeat,
+    SaveStart,
+    Step,
+)
+from server.protocol import MatchOptions, PlayerInfo
+from server.storage.records import MatchRecord, MoveRecord, SeatRecord
+
+ALICE = PlayerInfo(id="p-alice", name="Alice", bot=False)
+BOB = PlayerInfo(id="p-bob", name="Bob", bot=True)
+CAROL = PlayerInfo(id="p-carol", name="Carol", bot=False)
+GRACE_S = 30.0
+
+# O (seat 0) wins tic-tac-toe on the top row.
+TOP_ROW_WIN = ["a1", "a2", "b1", "b2", "c1"]
+
+
+def options(time_control: str = "untimed") -> MatchOptions:
+    return MatchOptions(time_control=time_control, visibility="public", bot=None)
+
+
+def live_match(time_control: str = "untimed", now: float = 0.0) -> Match:
+    match = Match.open("m1", get_game("tictactoe"), options(time_control), GRACE_S)
+    match = match.join(ALICE, 0, now).match
+    return match.join(BOB, 1, now).match
+
+
+def play(match: Match, moves: list[str], now: float = 0.0) -> Step:
+    step = Step(match)
+    for text in moves:
+        mover = step.match.seats[step.match.position.turn]
+        assert mover is not None
+        step = step.match.move(mover.id, step.match.ply, text, None, now)
+    return step
+
+
+def result(status: str, winner: int | None, reason: str) -> protocol.MatchResult:
+    return protocol.MatchResult(status=status, winner=winner, reason=reason)
+
+
+def refused(code: ErrorCode) -> pytest.RaisesContext[ProtocolError]:
+    return pytest.raises(ProtocolError, match=f"^{code}:")
+
+
+def test_match_starts_when_the_second_seat_fills() -> None:
+    match = Match.open("m1", get_game("tictactoe"), options("5+3"), GRACE_S)
+    first = match.join(ALICE, None, now=1.0)
+    assert first.match.status == "open"
+    assert first.effects == (SaveSeat(0, ALICE),)
+    second = first.match.join(BOB, None, now=2.0)
+    assert second.match.status == "live"
+    assert second.effects == (SaveSeat(1, BOB), SaveStart())
+    assert [type(e) for e in second.events] == [protocol.Seated, protocol.Started]
+    assert [e.seq for e in (*first.events, *second.events)] == [1, 2, 3]
+    assert second.match.clock is not None and second.match.clock.running == 0
+
+
+def test_seat_choice_and_taken_seats() -> None:
+    match = Match.open("m1", get_game("tictactoe"), options(), GRACE_S).join(ALICE, 1, 0.0).match
+    assert match.seats == (None, ALICE)
+    with refused(ErrorCode.SEAT_TAKEN):
+        match.join(BOB, 1, 0.0)
+    with refused(ErrorCode.NOT_ALLOWED):
+        match.join(ALICE, 0, 0.0)
+    live = match.join(BOB, None, 0.0).match
+    with refused(ErrorCode.SEAT_TAKEN):
+        live.join(CAROL, None, 0.0)
+
+
+def test_a_complete_game_ends_by_the_rules_in_the_same_commit_as_its_last_move() -> None:
+    step = play(live_match(), TOP_ROW_WIN)
+    assert step.match.status == "finished"
+    assert step.match.result == result("finished", 0, "three in a row")
+    (saved,) = step.effects
+    assert isinstance(saved, SaveMove)
+    assert saved.finish == Finish("finished", 0, "three in a row")
+    assert [type(e) for e in step.events] == [protocol.Moved, protocol.Ended]
+    assert step.match.moves == tuple(TOP_ROW_WIN)
+
+
+def test_moves_are_checked_for_seat_turn_ply_and_legality() -> None:
+    match = live_match()
+    with refused(ErrorCode.NOT_A_PLAYER):
+        match.move(CAROL.id, 0, "a1", None, 0.0)
+    with refused(ErrorCode.NOT_YOUR_TURN):
+        match.move(BOB.id, 0, "a1", None, 0.0)
+    with refused(ErrorCode.STALE_PLY):
+        match.move(ALICE.id, 3, "a1", None, 0.0)
+    with refused(ErrorCode.ILLEGAL_MOVE):
+        match.move(ALICE.id, 0, "z9", None, 0.0)
+    after = play(match, ["a1"]).match
+    with pytest.raises(ProtocolError, match="is taken") as error:
+        after.move(BOB.id, 1, "a1", None, 0.0)
+    assert error.value.code == ErrorCode.ILLEGAL_MOVE
+
+
+def test_a_resent_move_is_recognised_and_not_replayed() -> None:
+    after = play(live_match(), ["a1"]).match
+    again = after.move(ALICE.id, 0, "A1", None, 5.0)
+    assert again.duplicate and again.events == () and again.effects == () and again.match is after
+    with refused(ErrorCode.STALE_PLY):
+        play(after, ["b2"]).match.move(ALICE.id, 1, "c3", None, 0.0)
+
+
+def test_moves_are_refused_before_the_start_and_after_the_end() -> None:
+    waiting = Match.open("m1", get_game("tictactoe"), options(), GRACE_S).join(ALICE, 0, 0.0).match
+    with refused(ErrorCode.NOT_STARTED):
+        waiting.move(ALICE.id, 0, "a1", None, 0.0)
+    over = play(live_match(), TOP_ROW_WIN).match
+    with refused(ErrorCode.MATCH_OVER):
+        over.move(BOB.id, 5, "c3", None, 0.0)
+
+
+def test_clocks_charge_the_mover_and_add_the_increment() -> None:
+    match = live_match("1+2", now=0.0)
+    step = match.move(ALICE.id, 0, "a1", None, now=10.0)
+    (moved,) = step.events
+    assert isinstance(moved, protocol.Moved)
+    assert moved.think_ms == 10_000
+    assert moved.clocks_ms == [52_000, 60_000]
+    step = step.match.move(BOB.id, 1, "b2", None, now=13.5)
+    assert step.events[0].clocks_ms == [52_000, 58_500]  # type: ignore[attr-defined]
+
+
+def test_a_flag_falls_at_the_deadline_and_the_late_move_is_refused() -> None:
+    match = live_match("0:02+0", now=0.0)
+    assert match.deadline() == pytest.approx(2.0)
+    assert match.tick(now=1.9).events == ()
+    with refused(ErrorCode.MATCH_OVER):
+        match.move(ALICE.id, 0, "a1", None, now=2.5)
+    step = match.tick(now=2.0)
+    assert step.effects == (SaveFinish(Finish("finished", 1, "seat 0 ran out of time")),)
+    (ended,) = step.events
+    assert isinstance(ended, protocol.Ended) and ended.winner == 1 and ended.clocks_ms == [0, 2_000]
+    assert step.match.deadline() is None
+
+
+def test_resignation_and_draw_agreement() -> None:
+    match = live_match()
+    resigned = match.resign(BOB.id, 0.0)
+    assert resigned.match.result == result("finished", 0, "seat 1 resigned")
+
+    with refused(ErrorCode.NOT_ALLOWED):
+        match.accept_draw(BOB.id, 0.0)
+    offered = match.offer_draw(ALICE.id, 0.0).match
+    with refused(ErrorCode.NOT_ALLOWED):
+        offered.offer_draw(ALICE.id, 0.0)
+    declined = offered.decline_draw(BOB.id, 0.0)
+    assert isinstance(declined.events[0], protocol.DrawDeclined) and declined.match.draw_offer is None
+    agreed = offered.accept_draw(BOB.id, 0.0)
+    assert agreed.match.result == result("finished", None, "draw by agreement")
+    assert agreed.effects == (SaveFinish(Finish("finished", None, "draw by agreement")),)
+
+
+def test_crossing_offers_agree_and_a_move_declines_the_opponents_offer() -> None:
+    offered = live_match().offer_draw(BOB.id, 0.0).match
+    assert offered.offer_draw(ALICE.id, 0.0).match.result.reason == "draw by agreement"  # type: ignore[union-attr]
+    assert play(offered, ["a1"]).match.draw_offer is None
+    mine = live_match().offer_draw(ALICE.id, 0.0).match
+    assert play(mine, ["a1"]).match.draw_offer == 0, "moving does not withdraw your own offer"
+
+
+def test_abort_only_before_both_sides_have_moved() -> None:
+    waiting = Match.open("m1", get_game("tictactoe"), options(), GRACE_S).join(ALICE, 0, 0.0).match
+    assert waiting.abort(ALICE.id, 0.0).match.status == "aborted"
+    one_move = play(live_match(), ["a1"]).match
+    aborted = one_move.abort(BOB.id, 0.0)
+    assert aborted.match.result == result("aborted", None, "aborted by seat 1")
+    with refused(ErrorCode.NOT_ALLOWED):
+        play(one_move, ["b2"]).match.abort(ALICE.id, 0.0)
+    with refused(ErrorCode.NOT_A_PLAYER):
+        one_move.abort(CAROL.id, 0.0)
+
+
+def test_rematch_swaps_seats_and_starts_at_once() -> None:
+    over = play(live_match("1+0"), TOP_ROW_WIN).match
+    with refused(ErrorCode.NOT_ALLOWED):
+        live_match().offer_rematch(ALICE.id, "m2", 0.0)
+    offered = over.offer_rematch(BOB.id, "m2", 0.0).match
+    with refused(ErrorCode.NOT_ALLOWED):
+        offered.offer_rematch(BOB.id, "m2", 0.0)
+    step = offered.accept_rematch(ALICE.id, "m2", 0.0)
+    (started,) = step.events
+    assert isinstance(started, protocol.RematchStarted) and started.new_match_id == "m2"
+    (created,) = step.effects
+    rematch = created.match  # type: ignore[union-attr]
+    assert rematch.id == "m2" and rematch.status == "live" and rematch.seats == (BOB, ALICE)
+    assert rematch.seq == 0 and rematch.moves == ()
+    with refused(ErrorCode.NOT_ALLOWED):
+        step.match.offer_rematch(ALICE.id, "m3", 0.0)
+    declined = over.offer_rematch(ALICE.id, "m2", 0.0).match.decline_rematch(BOB.id, 0.0)
+    assert declined.match.rematch_offer is None
+
+
+def test_chat_is_for_seated_players_and_cleaned() -> None:
+    match = live_match()
+    (line,) = match.chat(ALICE.id, "  good luck  ", 0.0).events
+    assert isinstance(line, protocol.ChatLine) and line.text == "good luck" and line.name == "Alice"
+    with refused(ErrorCode.NOT_A_PLAYER):
+        match.chat(CAROL.id, "hi", 0.0)
+    for bad in ["   ", "bell\x07", "x" * 201]:
+        with refused(ErrorCode.BAD_FIELD):
+            match.chat(ALICE.id, bad, 0.0)
+
+
+def test_a_player_gone_past_the_grace_period_loses() -> None:
+    match = live_match()
+    gone = match.disconnect(BOB.id, now=10.0)
+    (event,) = gone.events
+    assert isinstance(event, protocol.PresenceChanged) and not event.connected and event.grace_ms == 30_000
+    assert gone.match.deadline() == pytest.approx(40.0)
+    assert gone.match.tick(39.0).events == ()
+    back = gone.match.connect(BOB.id, now=20.0)
+    assert back.match.connected == (True, True) and back.match.deadline() is None
+    lost = gone.match.tick(40.0)
+    assert lost.match.result == result("finished", 0, "seat 1 left and did not come back")
+
+
+def test_both_players_gone_abandons_the_match_and_an_empty_open_match_is_cancelled() -> None:
+    match = live_match().disconnect(ALICE.id, 0.0).match.disconnect(BOB.id, 1.0).match
+    assert match.tick(31.0).match.result == result("aborted", None, "both players left")
+    waiting = Match.open("m1", get_game("tictactoe"), options(), GRACE_S).join(ALICE, 0, 0.0).match
+    cancelled = waiting.disconnect(ALICE.id, 0.0).match.tick(GRACE_S)
+    assert cancelled.match.status == "aborted"
+
+
+def test_restore_replays_moves_and_resumes_clocks_without_charging_downtime() -> None:
+    at = datetime(2024, 1, 1, tzinfo=UTC)
+    record = MatchRecord(
+        id="m1",
+        game="tictactoe",
+        options={"time_control": "1+0", "visibility": "public", "bot": None},
+        status="live",
+        host="here",
+        created_at=at,
+        started_at=at,
+        seats=(SeatRecord(0, ALICE.id, "Alice", False), SeatRecord(1, BOB.id, "Bob", True)),
+        moves=(
+            MoveRecord("m1", 1, 1, "b2", 3000, at, (50_000, 57_000)),
+            MoveRecord("m1", 0, 0, "a1", 10_000, at, (50_000, 60_000)),
+        ),
+    )
+    match = Match.restore(record, get_game("tictactoe"), GRACE_S, now=1000.0)
+    assert match.moves == ("a1", "b2") and match.position.turn == 0 and match.status == "live"
+    assert match.clocks_ms(now=1004.0) == [46_000, 57_000]
+    assert match.connected == (False, False)
+    assert match.deadline() == pytest.approx(1000.0 + GRACE_S)
+    assert match.seats == (ALICE, BOB)
+
+
+def test_state_tells_each_viewer_their_seat() -> None:
+    match = play(live_match("1+0"), ["a1"], now=0.0).match
+    state = match.state(log="L", now=0.0, viewer=BOB.id)
+    assert (state.you, state.turn, state.seq, state.moves) == (1, 1, 4, ["a1"])
+    assert match.state(log="L", now=0.0, viewer=None).you is None
+
+
+def test_event_log_returns_exactly_what_was_missed_or_admits_it_cannot() -> None:
+    step = play(live_match(), TOP_ROW_WIN)
+    match = live_match()
+    log = EventLog(id="L", capacity=4)
+    events = []
+    for text in TOP_ROW_WIN:
+        mover = match.seats[match.position.turn]
+        assert mover is not None
+        step = match.move(mover.id, match.ply, text, None, 0.0)
+        match = step.match
+        log.append(step.events)
+        events.extend(step.events)
+    assert log.last_seq == match.seq == 3 + len(TOP_ROW_WIN) + 1
+    assert log.since("L", match.seq) == []
+    assert log.since("L", match.seq - 2) == events[-2:]
+    assert log.since("L", match.seq - 4) == events[-4:]
+    assert log.since("L", match.seq - 5) is None, "fell out of the log"
+    assert log.since("other", match.seq) is None, "another log's numbers mean nothing here"
+    assert log.since("L", match.seq + 1) is None, "from the future"

@@ -1,0 +1,115 @@
+"""Everything a seated player can do besides moving, over real sockets, and what gets stored."""
+
+from __future__ import annotations
+
+from support.client import ArenaClient
+from support.fixtures import Connect
+from support.play import open_match, play_moves
+
+from server.app import Server
+
+
+async def pair(arena: Server, connect: Connect) -> tuple[ArenaClient, ArenaClient]:
+    alice = await connect(arena)
+    await alice.hello("Alice")
+    bob = await connect(arena)
+    await bob.hello("Bob")
+    return alice, bob
+
+
+async def stored(arena: Server, match_id: str) -> tuple[str, int | None, str | None]:
+    record = await arena.store.get_match(match_id)
+    assert record is not None
+    return record.status, record.winner, record.reason
+
+
+async def test_resignation_ends_the_match_for_everyone(arena: Server, connect: Connect) -> None:
+    alice, bob = await pair(arena, connect)
+    match_id = (await open_match(alice, bob, "othello"))["match_id"]
+    ended = await bob.request("resign", match_id=match_id)
+    assert (ended["type"], ended["winner"], ended["reason"]) == ("ended", 0, "seat 1 resigned")
+    assert (await alice.expect(type_="ended"))["seq"] == ended["seq"]
+    assert await stored(arena, match_id) == ("finished", 0, "seat 1 resigned")
+
+
+async def test_draw_offers_are_declined_by_word_or_by_moving_and_agreed(
+    arena: Server, connect: Connect
+) -> None:
+    alice, bob = await pair(arena, connect)
+    match_id = (await open_match(alice, bob, "connect4"))["match_id"]
+    offered = await alice.request("draw.offer", match_id=match_id)
+    assert (offered["type"], offered["seat"]) == ("draw.offered", 0)
+    await bob.expect(type_="draw.offered")
+    declined = await bob.request("draw.decline", match_id=match_id)
+    assert (declined["type"], declined["seat"]) == ("draw.declined", 1)
+
+    await bob.request("draw.offer", match_id=match_id)
+    await play_moves("connect4", (alice, bob), match_id, ["4"])  # Alice moves instead of answering
+    refused = await alice.request("draw.accept", match_id=match_id)
+    assert refused["code"] == "not_allowed", "moving declined Bob's offer"
+
+    await alice.request("draw.offer", match_id=match_id)
+    ended = await bob.request("draw.accept", match_id=match_id)
+    assert (ended["type"], ended["winner"], ended["reason"]) == ("ended", None, "draw by agreement")
+    assert await stored(arena, match_id) == ("finished", None, "draw by agreement")
+
+
+async def test_abort_before_both_sides_have_moved(arena: Server, connect: Connect) -> None:
+    alice, bob = await pair(arena, connect)
+    match_id = (await open_match(alice, bob, "checkers"))["match_id"]
+    await play_moves("checkers", (alice, bob), match_id, ["11-15"])
+    ended = await bob.request("abort", match_id=match_id)
+    assert (ended["status"], ended["winner"], ended["reason"]) == ("aborted", None, "aborted by seat 1")
+    assert await stored(arena, match_id) == ("aborted", None, "aborted by seat 1")
+
+
+async def test_leaving_an_open_match_cancels_it(arena: Server, connect: Connect) -> None:
+    alice, _ = await pair(arena, connect)
+    match_id = (await alice.request("match.create", game="tictactoe", seat=0))["match_id"]
+    assert (await alice.request("match.leave", match_id=match_id))["type"] == "ok"
+    assert await stored(arena, match_id) == ("aborted", None, "aborted by seat 0")
+
+
+async def test_a_rematch_swaps_seats_and_starts_at_once(arena: Server, connect: Connect) -> None:
+    alice, bob = await pair(arena, connect)
+    match_id = (await open_match(alice, bob, "tictactoe", time_control="1+0"))["match_id"]
+    await alice.request("resign", match_id=match_id)
+    offered = await alice.request("rematch.offer", match_id=match_id)
+    assert offered["type"] == "rematch.offered"
+    started = await bob.request("rematch.accept", match_id=match_id)
+    assert started["type"] == "rematch.started"
+    new_id = started["new_match_id"]
+    for client, seat in ((alice, 1), (bob, 0)):
+        state = await client.expect(type_="match.state", match_id=new_id)
+        assert (state["status"], state["you"], state["options"]["time_control"]) == ("live", seat, "1+0")
+    await play_moves("tictactoe", (bob, alice), new_id, ["b2"])
+    record = await arena.store.get_match(new_id)
+    assert record is not None and record.rematch_of == match_id and record.status == "live"
+    assert [seat.player_name for seat in record.seats] == ["Bob", "Alice"]
+
+
+async def test_chat_reaches_players_and_spectators_as_plain_text(arena: Server, connect: Connect) -> None:
+    alice, bob = await pair(arena, connect)
+    spectator = await connect(arena)
+    await spectator.hello("Sam")
+    match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
+    await spectator.request("match.watch", match_id=match_id)
+    line = "<b>gg</b>'); DROP TABLE moves; --"
+    said = await alice.request("chat", match_id=match_id, text=f"  {line}  ")
+    assert (said["type"], said["text"], said["name"], said["seat"]) == ("chat", line, "Alice", 0)
+    for client in (bob, spectator):
+        assert (await client.expect(type_="chat"))["text"] == line
+
+
+async def test_a_resent_move_is_not_replayed_and_the_reply_is_the_state(
+    arena: Server, connect: Connect
+) -> None:
+    alice, bob = await pair(arena, connect)
+    match_id = (await open_match(alice, bob, "connect4"))["match_id"]
+    await play_moves("connect4", (alice, bob), match_id, ["4"])
+    await bob.expect(type_="moved", ply=0)
+    again = await alice.request("move", match_id=match_id, ply=0, move="4")
+    assert again["type"] == "match.state" and again["moves"] == ["4"] and again["turn"] == 1
+    assert not [m for m in await bob.settle() if m["type"] == "moved"], "nothing was broadcast again"
+    record = await arena.store.get_match(match_id)
+    assert record is not None and [move.notation for move in record.moves] == ["4"]

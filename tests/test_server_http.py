@@ -1,0 +1,207 @@
+"""HTTP on the WebSocket port: pages, health, metrics, the match API and exports; and what never leaks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from support.fixtures import Connect, StartServer
+from support.play import decisive_game, open_match, play_moves
+from websockets.exceptions import InvalidStatus
+
+from server.app import Server
+
+
+async def http_get(
+    server: Server, path: str, headers: dict[str, str] | None = None
+) -> tuple[int, dict[str, str], bytes]:
+    """A minimal HTTP/1.1 GET over a raw socket: status, headers (lower-cased names) and body."""
+    reader, writer = await asyncio.open_connection(server.config.host, server.port)
+    lines = [f"GET {path} HTTP/1.1", f"Host: {urlsplit(server.http_url).netloc}"]
+    lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
+    writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
+    await writer.drain()
+    raw = await reader.read()
+    writer.close()
+    head, _, body = raw.partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode().split("\r\n")
+    parsed = {name.lower(): value.strip() for name, value in (line.split(":", 1) for line in header_lines)}
+    return int(status_line.split()[1]), parsed, body
+
+
+async def get_json(server: Server, path: str, status: int = 200) -> Any:
+    code, headers, body = await http_get(server, path)
+    assert code == status, (path, code, body)
+    assert headers["content-type"] == "application/json"
+    return json.loads(body)
+
+
+async def test_pages_health_and_games(arena: Server) -> None:
+    status, headers, body = await http_get(arena, "/")
+    assert status == 200 and headers["content-type"].startswith("text/html") and b"<html" in body.lower()
+    assert (await http_get(arena, "/../../etc/passwd"))[0] == 404
+    assert (await get_json(arena, "/healthz"))["status"] == "ok"
+    games = {game["name"]: game for game in (await get_json(arena, "/api/games"))["games"]}
+    assert set(games) >= {"tictactoe", "connect4", "othello", "checkers"}
+    assert games["checkers"]["sides"] == ["Black", "White"] and games["checkers"]["notation"]
+    assert (await get_json(arena, "/api/nothing", status=404))["error"]["code"] == "not_found"
+
+
+async def finished_checkers_match(arena: Server, connect: Connect) -> str:
+    alice = await connect(arena)
+    await alice.hello("Alice")
+    bob = await connect(arena)
+    await bob.hello("Bob", bot=True)
+    match_id = (await open_match(alice, bob, "checkers", time_control="10+5"))["match_id"]
+    moves = list(decisive_game("checkers"))
+    await play_moves("checkers", (alice, bob), match_id, moves[:-1])
+    last_mover = (alice, bob)[(len(moves) - 1) % 2]
+    engine = {"score": 9000, "depth": 3, "nodes": 77, "pv": [moves[-1]]}
+    await last_mover.request("move", match_id=match_id, ply=len(moves) - 1, move=moves[-1], engine=engine)
+    return match_id
+
+
+async def test_match_record_and_pdn_export(arena: Server, connect: Connect) -> None:
+    match_id = await finished_checkers_match(arena, connect)
+    moves = list(decisive_game("checkers"))
+    record = await get_json(arena, f"/api/matches/{match_id}")
+    assert record["status"] == "finished" and record["game"] == "checkers"
+    assert [seat["player"]["name"] for seat in record["seats"]] == ["Alice", "Bob"]
+    assert [move["move"] for move in record["moves"]] == moves
+    assert record["moves"][-1]["engine"] == {"score": 9000, "depth": 3, "nodes": 77, "pv": [moves[-1]]}
+    assert all(len(move["clocks_ms"]) == 2 for move in record["moves"])
+
+    status, headers, body = await http_get(arena, f"/api/matches/{match_id}/export")
+    assert status == 200 and headers["content-type"].startswith("text/plain")
+    assert ".pdn" in headers["content-disposition"]
+    pdn = body.decode()
+    winner = record["winner"]
+    result = "0-1" if winner == 0 else "1-0"  # seat 0 plays Black; PDN gives White's score first
+    for tag in ('[Black "Alice"]', '[White "Bob"]', f'[Result "{result}"]', '[GameType "21"]'):
+        assert tag in pdn
+    movetext = pdn.split("\n\n", 1)[1].split()
+    assert movetext[:3] == ["1.", moves[0], moves[1]] and movetext[-1] == result
+    assert [word for word in movetext if not word.endswith(".")][:-1] == moves
+
+
+async def test_move_list_export_of_the_other_games(arena: Server, connect: Connect) -> None:
+    alice = await connect(arena)
+    await alice.hello("Alice")
+    bob = await connect(arena)
+    await bob.hello("Bob")
+    match_id = (await open_match(alice, bob, "connect4"))["match_id"]
+    await play_moves("connect4", (alice, bob), match_id, list(decisive_game("connect4")))
+    _, _, body = await http_get(arena, f"/api/matches/{match_id}/export")
+    text = body.decode()
+    assert (
+        '[Red "Alice"]' in text and '[Result "Red wins"]' in text and '[Termination "four in a row"]' in text
+    )
+    assert text.rstrip().endswith("1. 1 2\n2. 1 2\n3. 1 2\n4. 1\nRed wins")
+
+
+async def test_match_list_filters_and_pages(arena: Server, connect: Connect) -> None:
+    alice = await connect(arena)
+    await alice.hello("Alice")
+    bob = await connect(arena)
+    await bob.hello("Bob")
+    created = []
+    for game in ("tictactoe", "connect4", "tictactoe", "othello", "tictactoe"):
+        created.append((await alice.request("match.create", game=game, seat=0))["match_id"])
+    await bob.request("match.join", match_id=created[-1])
+    player = alice.player_id
+
+    everything = await get_json(arena, f"/api/matches?player={player}")
+    assert [match["id"] for match in everything["matches"]] == created[::-1] and everything[
+        "next_before"
+    ] is None
+    first = await get_json(arena, f"/api/matches?player={player}&limit=2")
+    assert [match["id"] for match in first["matches"]] == created[:2:-1] and first["next_before"] == created[
+        3
+    ]
+    second = await get_json(arena, f"/api/matches?player={player}&limit=2&before={first['next_before']}")
+    assert [match["id"] for match in second["matches"]] == created[2:0:-1]
+    tictactoe = await get_json(arena, f"/api/matches?player={player}&game=tictactoe")
+    assert [match["id"] for match in tictactoe["matches"]] == [created[4], created[2], created[0]]
+    live = await get_json(arena, f"/api/matches?player={player}&status=live")
+    assert [match["id"] for match in live["matches"]] == [created[4]]
+    assert "moves" not in live["matches"][0]
+    for bad in ("limit=0", "limit=x", "status=paused", "game=chess"):
+        assert (await get_json(arena, f"/api/matches?{bad}", status=400))["error"]["code"] == "bad_field"
+    assert (await get_json(arena, "/api/matches/nope", status=404))["error"]["code"] == "not_found"
+
+
+async def test_metrics_count_connections_moves_errors_and_commits(arena: Server, connect: Connect) -> None:
+    alice = await connect(arena)
+    await alice.hello("Alice")
+    bob = await connect(arena)
+    await bob.hello("Bob")
+    match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
+    await play_moves("tictactoe", (alice, bob), match_id, ["a1", "b2"])
+    await alice.request("move", match_id=match_id, ply=0, move="c3")
+    status, headers, body = await http_get(arena, "/metrics")
+    assert status == 200 and headers["content-type"].startswith("text/plain; version=0.0.4")
+    samples = dict(line.rsplit(" ", 1) for line in body.decode().splitlines() if not line.startswith("#"))
+    assert samples["plyarena_connections"] == "2"
+    assert samples["plyarena_live_matches"] == "1"
+    assert samples["plyarena_moves_total"] == "2"
+    assert samples['plyarena_errors_total{code="stale_ply"}'] == "1"
+    assert int(samples["plyarena_commit_seconds_count"]) >= 2
+    assert samples['plyarena_commit_seconds_bucket{le="+Inf"}'] == samples["plyarena_commit_seconds_count"]
+
+
+async def test_browser_origins_are_checked_and_scripts_without_one_are_welcome(
+    start_server: StartServer, connect: Connect
+) -> None:
+    server = await start_server(allowed_origins=("https://play.example",))
+    assert (await (await connect(server)).hello("Script"))["type"] == "welcome"
+    assert (await (await connect(server, origin="https://play.example")).hello("Browser"))[
+        "type"
+    ] == "welcome"
+    with pytest.raises(InvalidStatus) as refused:
+        await connect(server, origin="https://evil.example")
+    assert refused.value.response.status_code == 403
+
+    default = await start_server()
+    own_origin = f"http://127.0.0.1:{default.port}"
+    assert (await (await connect(default, origin=own_origin)).hello("Own"))["type"] == "welcome"
+    with pytest.raises(InvalidStatus):
+        await connect(default, origin="https://evil.example")
+
+
+async def test_tokens_appear_in_no_broadcast_api_response_or_log(
+    arena: Server, connect: Connect, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    alice = await connect(arena)
+    await alice.hello("Alice")
+    bob = await connect(arena)
+    await bob.hello("Bob")
+    spectator = await connect(arena)
+    await spectator.hello("Sam")
+    await spectator.request("lobby.subscribe")
+    match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
+    await spectator.request("match.watch", match_id=match_id)
+    await play_moves("tictactoe", (alice, bob), match_id, list(decisive_game("tictactoe")))
+    bob_again = await connect(arena)
+    await bob_again.hello(token=bob.token)
+    await bob_again.request("match.watch", match_id=match_id)
+    await spectator.settle(0.2)
+
+    tokens = [alice.token, bob.token, spectator.token]
+    assert all(tokens)
+    exposed = [
+        json.dumps(message) for message in spectator.received[1:] + alice.received[1:] + bob.received[1:]
+    ]
+    exposed += [json.dumps(message) for message in bob_again.received[1:]]
+    for path in ("/api/matches", f"/api/matches/{match_id}", f"/api/matches/{match_id}/export", "/metrics"):
+        exposed.append((await http_get(arena, path))[2].decode())
+    exposed += [record.getMessage() for record in caplog.records if record.name != "websockets.client"]
+    for token in tokens:
+        assert token is not None
+        assert not [text for text in exposed if token in text]
+    # Only the owner's own welcome carries the token.
+    assert alice.received[0]["token"] == alice.token

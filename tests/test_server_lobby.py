@@ -1,0 +1,214 @@
+"""The lobby over WebSocket and over MQTT (Mosquitto): entries appear, fill, end, and name their host."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import aiomqtt
+import pytest
+from support.fixtures import Connect, StartServer
+
+from server.app import Server, running_server
+from server.config import ServerConfig
+
+
+async def test_lobby_subscribers_see_public_matches_open_fill_and_end(
+    arena: Server, connect: Connect
+) -> None:
+    watcher = await connect(arena)
+    await watcher.hello("Watcher")
+    alice = await connect(arena)
+    await alice.hello("Alice")
+    bob = await connect(arena)
+    await bob.hello("Bob")
+    snapshot = await watcher.request("lobby.subscribe")
+    assert snapshot["type"] == "lobby.snapshot" and snapshot["matches"] == []
+
+    await alice.request("match.create", game="connect4", visibility="private")
+    state = await alice.request("match.create", game="connect4", time_control="3+2", seat=0, bot={"level": 3})
+    match_id = state["match_id"]
+    update = await watcher.expect(type_="lobby.update")
+    entry = update["entry"]
+    assert entry["match_id"] == match_id, "private matches are never listed"
+    assert entry["status"] == "open" and entry["time_control"] == "3+2"
+    assert entry["bot"] == {"level": 3, "style": None}
+    assert entry["host"] == arena.config.instance_id and entry["url"] == arena.ws_url
+    assert entry["seats"][0]["name"] == "Alice" and entry["seats"][1] is None
+
+    await bob.request("match.join", match_id=match_id)
+    live = await watcher.expect(type_="lobby.update")
+    assert live["entry"]["status"] == "live" and None not in live["entry"]["seats"]
+    again = await watcher.request("lobby.subscribe")
+    assert [entry["match_id"] for entry in again["matches"]] == [match_id]
+
+    await alice.request("resign", match_id=match_id)
+    assert (await watcher.expect(type_="lobby.remove"))["match_id"] == match_id
+    assert (await watcher.request("lobby.unsubscribe"))["type"] == "ok"
+    await alice.request("match.create", game="tictactoe")
+    assert not [m for m in await watcher.settle(0.2) if m["type"].startswith("lobby.")]
+
+
+@pytest.fixture(scope="module")
+def mqtt_instances(mqtt_url: str) -> Iterator[list[str]]:
+    """Instances started in this module; their retained status messages are cleared from the broker after."""
+    instances: list[str] = []
+    yield instances
+
+    async def clear() -> None:
+        host, port = mqtt_url.removeprefix("mqtt://").split(":")
+        async with aiomqtt.Client(host, int(port)) as client:
+            for instance in instances:
+                await client.publish(f"plyarena/v1/instances/{instance}", b"", qos=1, retain=True)
+
+    with ThreadPoolExecutor(max_workers=1) as pool:  # pytest-asyncio's loop is gone by now
+        pool.submit(asyncio.run, clear()).result()
+
+
+@pytest.fixture
+def start_mqtt_server(start_server: StartServer, mqtt_url: str, mqtt_instances: list[str]) -> StartServer:
+    async def start(**options: Any) -> Server:
+        server = await start_server(mqtt_url=mqtt_url, **options)
+        mqtt_instances.append(server.config.instance_id)
+        return server
+
+    return start
+
+
+@pytest.fixture
+async def mqtt(mqtt_url: str) -> AsyncIterator[aiomqtt.Client]:
+    host, port = mqtt_url.removeprefix("mqtt://").split(":")
+    async with aiomqtt.Client(host, int(port), identifier=None) as client:
+        yield client
+
+
+async def next_message(client: aiomqtt.Client, topic: str, timeout: float = 5.0) -> aiomqtt.Message:
+    async def wait() -> aiomqtt.Message:
+        async for message in client.messages:
+            if message.topic.value == topic:
+                return message
+        raise AssertionError("the MQTT connection ended")
+
+    return await asyncio.wait_for(wait(), timeout)
+
+
+def payload(message: aiomqtt.Message) -> Any:
+    assert isinstance(message.payload, bytes)
+    return json.loads(message.payload) if message.payload else None
+
+
+async def test_lobby_entries_and_match_events_arrive_over_mqtt(
+    start_mqtt_server: StartServer, connect: Connect, mqtt: aiomqtt.Client
+) -> None:
+    server = await start_mqtt_server()
+    instance = server.config.instance_id
+    await mqtt.subscribe(f"plyarena/v1/lobby/{instance}/+", qos=1)
+    alice = await connect(server)
+    await alice.hello("Alice")
+    bob = await connect(server)
+    await bob.hello("Bob")
+    state = await alice.request("match.create", game="connect4", seat=0, bot={"level": 5, "style": "sharp"})
+    match_id = state["match_id"]
+    topic = f"plyarena/v1/lobby/{instance}/{match_id}"
+    entry = payload(await next_message(mqtt, topic))
+    assert entry["match_id"] == match_id and entry["status"] == "open"
+    assert entry["host"] == instance and entry["url"] == server.ws_url
+    assert entry["bot"] == {"level": 5, "style": "sharp"}
+
+    await mqtt.subscribe(f"plyarena/v1/match/{match_id}", qos=0)
+    await bob.request("match.join", match_id=match_id)
+    cleared = await next_message(mqtt, topic)
+    assert payload(cleared) is None, "a match that fills leaves the MQTT lobby"
+    await alice.request("move", match_id=match_id, ply=0, move="4")
+    events = []
+    while len(events) < 3:
+        events.append(payload(await next_message(mqtt, f"plyarena/v1/match/{match_id}")))
+    assert [event["type"] for event in events] == ["seated", "started", "moved"]
+    assert events[2]["move"] == "4" and "id" not in events[2]
+
+
+async def test_a_late_mqtt_subscriber_gets_the_retained_open_entries(
+    start_mqtt_server: StartServer, connect: Connect, mqtt: aiomqtt.Client
+) -> None:
+    server = await start_mqtt_server()
+    instance = server.config.instance_id
+    alice = await connect(server)
+    await alice.hello("Alice")
+    match_id = (await alice.request("match.create", game="othello"))["match_id"]
+    await asyncio.sleep(0.3)  # published before anyone listens
+    await mqtt.subscribe(f"plyarena/v1/lobby/{instance}/+", qos=1)
+    message = await next_message(mqtt, f"plyarena/v1/lobby/{instance}/{match_id}")
+    assert message.retain and payload(message)["game"] == "othello"
+    await alice.request("match.leave", match_id=match_id)
+    assert payload(await next_message(mqtt, f"plyarena/v1/lobby/{instance}/{match_id}")) is None
+
+
+async def test_instances_sharing_a_broker_list_each_others_open_matches(
+    start_mqtt_server: StartServer, connect: Connect, mqtt: aiomqtt.Client
+) -> None:
+    first = await start_mqtt_server()
+    second = await start_mqtt_server()
+    watcher = await connect(second)
+    await watcher.hello("Watcher")
+    await watcher.request("lobby.subscribe")
+    alice = await connect(first)
+    await alice.hello("Alice")
+    bob = await connect(first)
+    await bob.hello("Bob")
+    match_id = (await alice.request("match.create", game="tictactoe", seat=0))["match_id"]
+    update = await watcher.expect(
+        type_="lobby.update", where=lambda message: message["entry"]["match_id"] == match_id, timeout=5
+    )
+    assert update["entry"]["host"] == first.config.instance_id and update["entry"]["url"] == first.ws_url
+    await bob.request("match.join", match_id=match_id)
+    await watcher.expect(type_="lobby.remove", match_id=match_id, timeout=5)
+
+
+async def test_a_match_filled_over_mqtt_lobby_is_joined_on_its_host(
+    start_mqtt_server: StartServer, connect: Connect, mqtt: aiomqtt.Client
+) -> None:
+    """What a bot fleet does: learn of a match from the broker only, and join it at the URL it names."""
+    server = await start_mqtt_server()
+    instance = server.config.instance_id
+    await mqtt.subscribe("plyarena/v1/lobby/+/+", qos=1)
+    alice = await connect(server)
+    await alice.hello("Alice")
+    match_id = (await alice.request("match.create", game="tictactoe", seat=0, bot={"level": 1}))["match_id"]
+    entry = payload(await next_message(mqtt, f"plyarena/v1/lobby/{instance}/{match_id}"))
+    bot = await connect(entry["url"])
+    await bot.hello("alphabeta-ttt-L1", bot=True)
+    joined = await bot.request("match.join", match_id=entry["match_id"])
+    assert joined["status"] == "live" and joined["you"] == 1 and joined["seats"][1]["bot"] is True
+    assert (await alice.request("move", match_id=match_id, ply=0, move="b2"))["type"] == "moved"
+    assert (await bot.expect(type_="moved", match_id=match_id))["move"] == "b2"
+
+
+async def test_a_stopping_instance_withdraws_its_entries_from_every_lobby(
+    start_mqtt_server: StartServer,
+    connect: Connect,
+    mqtt: aiomqtt.Client,
+    mqtt_url: str,
+    arena_db_url: str,
+    mqtt_instances: list[str],
+) -> None:
+    observer = await start_mqtt_server()
+    watcher = await connect(observer)
+    await watcher.hello("Watcher")
+    await watcher.request("lobby.subscribe")
+    config = ServerConfig(port=0, db_url=arena_db_url, mqtt_url=mqtt_url)
+    mqtt_instances.append(config.instance_id)
+    await mqtt.subscribe(f"plyarena/v1/lobby/{config.instance_id}/+", qos=1)
+    async with running_server(config) as leaving:
+        alice = await connect(leaving)
+        await alice.hello("Alice")
+        match_id = (await alice.request("match.create", game="checkers"))["match_id"]
+        await watcher.expect(
+            type_="lobby.update", where=lambda message: message["entry"]["match_id"] == match_id
+        )
+        topic = f"plyarena/v1/lobby/{config.instance_id}/{match_id}"
+        assert payload(await next_message(mqtt, topic)) is not None
+    assert payload(await next_message(mqtt, topic)) is None, "the retained entry is cleared on shutdown"
+    await watcher.expect(type_="lobby.remove", match_id=match_id)

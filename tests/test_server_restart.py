@@ -1,0 +1,114 @@
+"""A server killed with SIGKILL in the middle of several matches comes back with every acknowledged move,
+its clocks, and its players. Runs the server as a real process, on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from pathlib import Path
+
+from support.client import ArenaClient
+from support.fixtures import Connect
+from support.play import decisive_game, play_moves
+from support.process import ServerProcess
+
+from games import get_game
+
+MATCHES = {  # game -> (time control, moves to play before the crash)
+    "tictactoe": ("untimed", ["a1", "a2", "b1"]),  # then X's b2 is in flight, and O's c1 wins
+    "connect4": ("5+0", ["4", "4", "3", "5"]),
+    "othello": ("untimed", list(decisive_game("othello")[:6])),
+    "checkers": ("10+2", ["11-15", "23-19", "8-11"]),
+}
+
+
+async def test_sigkill_mid_play_loses_no_acknowledged_move_and_play_goes_on(
+    arena_db_url: str, connect: Connect, tmp_path: Path
+) -> None:
+    server = ServerProcess(arena_db_url, f"restart-{secrets.token_hex(3)}", tmp_path, "--grace", "30")
+    await server.start()
+    try:
+        alice = await connect(server.ws_url)
+        await alice.hello("Alice")
+        bob = await connect(server.ws_url)
+        await bob.hello("Bob")
+        carol = await connect(server.ws_url)
+        await carol.hello("Carol")
+        waiting = (await carol.request("match.create", game="connect4", seat=0))["match_id"]
+
+        match_ids: dict[str, str] = {}
+        for game, (time_control, _) in MATCHES.items():
+            state = await alice.request("match.create", game=game, seat=0, time_control=time_control)
+            match_ids[game] = state["match_id"]
+            await bob.request("match.join", match_id=state["match_id"])
+        acknowledged: dict[str, list[dict]] = {}
+        for game, (_, moves) in MATCHES.items():
+            acknowledged[game] = await play_moves(game, (alice, bob), match_ids[game], moves)
+
+        # One more move in every match is on its way when the server dies: it may or may not be stored.
+        in_flight = {}
+        for game, (_, moves) in MATCHES.items():
+            position = get_game(game).replay(moves)
+            mover = (alice, bob)[position.turn]
+            in_flight[game] = "b2" if game == "tictactoe" else position.format_move(position.legal_moves()[0])
+            await mover.send(
+                {"type": "move", "match_id": match_ids[game], "ply": len(moves), "move": in_flight[game]}
+            )
+        await server.kill()
+    except BaseException:
+        await server.kill()
+        raise
+
+    await server.start()
+    try:
+        alice_again, bob_again, carol_again = await reconnect(connect, server, alice, bob, carol)
+        welcome = carol_again.received[0]
+        assert welcome["matches"] == [waiting]
+        open_state = await carol_again.request("match.watch", match_id=waiting)
+        assert open_state["status"] == "open" and open_state["you"] == 0
+
+        for game, (time_control, moves) in MATCHES.items():
+            match_id = match_ids[game]
+            state = await alice_again.request("match.watch", match_id=match_id)
+            assert state["type"] == "match.state" and state["status"] == "live"
+            played = state["moves"]
+            assert played[: len(moves)] == moves, f"{game}: an acknowledged move was lost"
+            assert played in (moves, [*moves, in_flight[game]]), f"{game}: {played}"
+            if time_control != "untimed":
+                # Clocks resume from the last stored move: the downtime is charged to no one.
+                last = acknowledged[game][-1]
+                if len(played) == len(moves):
+                    assert state["clocks_ms"][1 - state["turn"]] == last["clocks_ms"][1 - state["turn"]]
+                    assert 0 <= last["clocks_ms"][state["turn"]] - state["clocks_ms"][state["turn"]] < 2_000
+            await bob_again.request("match.watch", match_id=match_id)
+
+        # Play goes on: tic-tac-toe to its end, a move in each of the others.
+        for game in MATCHES:
+            record_moves = (await alice_again.request("match.watch", match_id=match_ids[game]))["moves"]
+            if game == "tictactoe":
+                rest = ["a1", "a2", "b1", "b2", "c1"][len(record_moves) :]
+                await play_moves(
+                    game, (alice_again, bob_again), match_ids[game], rest, played=tuple(record_moves)
+                )
+                ended = await bob_again.expect(type_="ended", match_id=match_ids[game])
+                assert ended["winner"] == 0 and ended["reason"] == "three in a row"
+            else:
+                position = get_game(game).replay(record_moves)
+                move = position.format_move(position.legal_moves()[-1])
+                await play_moves(
+                    game, (alice_again, bob_again), match_ids[game], [move], played=tuple(record_moves)
+                )
+    finally:
+        await server.stop()
+
+
+async def reconnect(connect: Connect, server: ServerProcess, *clients: ArenaClient) -> list[ArenaClient]:
+    """Each client comes back on a new connection with its token, as a client does after a restart."""
+    again = []
+    for client in clients:
+        await asyncio.wait_for(client.websocket.wait_closed(), 5)
+        fresh = await connect(server.ws_url)
+        welcome = await fresh.hello(token=client.token)
+        assert welcome["player"]["id"] == client.player_id
+        again.append(fresh)
+    return again

@@ -1,0 +1,113 @@
+"""Time and absence over real sockets: resuming by sequence number, flag falls, grace periods."""
+
+from __future__ import annotations
+
+import asyncio
+
+from support.fixtures import Connect, StartServer
+from support.play import open_match, play_moves
+
+from server.app import Server
+
+
+async def test_a_dropped_client_resumes_with_exactly_the_events_it_missed(
+    arena: Server, connect: Connect
+) -> None:
+    alice = await connect(arena)
+    await alice.hello("Alice")
+    bob = await connect(arena)
+    await bob.hello("Bob")
+    state = await open_match(alice, bob, "tictactoe")
+    match_id = state["match_id"]
+    await play_moves("tictactoe", (alice, bob), match_id, ["a1"])
+    last_seen = (await bob.expect(type_="moved", ply=0))["seq"]
+    await bob.close()
+
+    gone = await alice.expect(type_="presence", seat=1, connected=False)
+    assert gone["grace_ms"] == 30_000
+    await alice.request("chat", match_id=match_id, text="still there?")
+    missed_by_bob = [
+        m for m in alice.received if m.get("match_id") == match_id and m.get("seq", 0) > last_seen
+    ]
+
+    bob_again = await connect(arena)
+    welcome = await bob_again.hello(token=bob.token)
+    assert welcome["player"]["id"] == bob.player_id and welcome["matches"] == [match_id]
+    catchup = await bob_again.request("match.watch", match_id=match_id, log=state["log"], since=last_seen)
+    assert catchup["type"] == "match.catchup"
+    assert [strip_id(event) for event in catchup["events"]] == [strip_id(event) for event in missed_by_bob]
+    assert [event["type"] for event in catchup["events"]] == ["presence", "chat"]
+    assert catchup["seq"] == missed_by_bob[-1]["seq"]
+    back = await bob_again.expect(type_="presence", seat=1, connected=True)
+    assert back["seq"] == catchup["seq"] + 1
+    await alice.expect(type_="presence", seat=1, connected=True)
+
+    # Play goes on with the new connection.
+    await play_moves("tictactoe", (alice, bob_again), match_id, ["b2"], played=("a1",))
+
+
+def strip_id(message: dict[str, object]) -> dict[str, object]:
+    return {key: value for key, value in message.items() if key != "id"}
+
+
+async def test_an_unknown_log_or_a_gap_gets_the_full_state(arena: Server, connect: Connect) -> None:
+    alice = await connect(arena)
+    await alice.hello("Alice")
+    bob = await connect(arena)
+    await bob.hello("Bob")
+    state = await open_match(alice, bob, "tictactoe")
+    for log, since in ((None, 1), ("another-log", 1), (state["log"], 10_000)):
+        fields = {"since": since} if log is None else {"log": log, "since": since}
+        reply = await bob.request("match.watch", match_id=state["match_id"], **fields)
+        assert reply["type"] == "match.state" and reply["seq"] == state["seq"] and reply["you"] == 1
+
+
+async def test_a_flag_falls_on_a_tiny_time_control(arena: Server, connect: Connect) -> None:
+    alice = await connect(arena)
+    await alice.hello("Alice")
+    bob = await connect(arena)
+    await bob.hello("Bob")
+    match_id = (await open_match(alice, bob, "connect4", time_control="0:01+0"))["match_id"]
+    await play_moves("connect4", (alice, bob), match_id, ["4"])
+    ended = await alice.expect(type_="ended", match_id=match_id, timeout=5)
+    assert (ended["winner"], ended["reason"]) == (0, "seat 1 ran out of time")
+    assert ended["clocks_ms"][1] == 0
+    late = await bob.request("move", match_id=match_id, ply=1, move="4")
+    assert late["code"] == "match_over"
+    record = await arena.store.get_match(match_id)
+    assert record is not None and (record.status, record.winner) == ("finished", 0)
+    assert len(record.moves) == 1
+
+
+async def test_a_player_away_past_the_grace_period_loses(start_server: StartServer, connect: Connect) -> None:
+    server = await start_server(grace_s=0.3)
+    alice = await connect(server)
+    await alice.hello("Alice")
+    bob = await connect(server)
+    await bob.hello("Bob")
+    match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
+    await bob.close()
+    ended = await alice.expect(type_="ended", match_id=match_id, timeout=5)
+    assert (ended["status"], ended["winner"], ended["reason"]) == (
+        "finished",
+        0,
+        "seat 1 left and did not come back",
+    )
+
+
+async def test_coming_back_within_the_grace_period_keeps_the_match(
+    start_server: StartServer, connect: Connect
+) -> None:
+    server = await start_server(grace_s=0.6)
+    alice = await connect(server)
+    await alice.hello("Alice")
+    bob = await connect(server)
+    await bob.hello("Bob")
+    match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
+    await bob.close()
+    bob_again = await connect(server)
+    await bob_again.hello(token=bob.token)
+    await bob_again.request("match.watch", match_id=match_id)
+    await asyncio.sleep(0.8)
+    assert not [m for m in alice.take_unread() if m["type"] == "ended"]
+    await play_moves("tictactoe", (alice, bob_again), match_id, ["a1", "b2"])
