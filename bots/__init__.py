@@ -1,0 +1,1 @@
+"""Computer opponents: search, per-game evaluation, levels, and the clients that seat them."""

@@ -1,0 +1,532 @@
+"""The engine benchmark: how fast and how right the search is, in figures for docs/benchmarks.md.
+
+Four measurements, each a function that returns plain rows (the command line
+shows them with rich and writes them as Markdown):
+
+- search speed: nodes per second of alpha-beta in every game, on mid-game
+  positions, under a fixed time budget;
+- exact solving: the Connect Four solver on Pascal Pons' three test sets,
+  checked against their scores and timed against his C++ solver;
+- pruning: plain minimax and alpha-beta node counts by depth on the same
+  positions, and how close alpha-beta comes to the ideal of perfect ordering,
+  which searches twice as deep for the same work (an effective branching factor
+  of the square root of minimax's);
+- easyAI: its Negamax searching the same Connect Four endgames to the same
+  depth, deep enough for both values to be exact, so they must agree.
+
+Times are the benchmark process's CPU time (``time.process_time``), so that
+other work on a shared machine does not inflate them; on an idle machine they
+equal wall-clock time. Nothing here prints; a :class:`Tracker` hears of the
+progress.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from bots import perfect
+from bots.evaluation import evaluator_for
+from bots.minimax import minimax
+from bots.negamax import MAX_DEPTH, AlphaBeta
+from games import GAMES, Position, get_game
+from games.connect4 import CELLS
+
+PONS_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "connect4"
+PONS_SETS = ("Test_L3_R1", "Test_L2_R1", "Test_L1_R1")
+ENDING_TREE_BRANCHING = 2.0
+"""Below this minimax branching factor the tree is running out (lines end), not branching."""
+PONS_REFERENCE_MS = {"Test_L3_R1": 0.11, "Test_L2_R1": 0.19, "Test_L1_R1": 0.60}
+"""Pons' final C++ solver, mean per position on a 2-core machine (shared/data/connect4/README.md)."""
+
+
+class Tracker(Protocol):
+    """Hears of a benchmark's progress: one task per measurement, advanced item by item."""
+
+    def task(self, description: str, total: int) -> Callable[[], None]:
+        """Start a task of ``total`` items; the callable advances it by one."""
+        ...
+
+
+class SilentTracker:
+    def task(self, description: str, total: int) -> Callable[[], None]:
+        return lambda: None
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """How much to measure: the full run for the docs, or a quick one that only proves the command works."""
+
+    speed_positions: int = 8
+    speed_cpu_seconds: float = 0.5
+    """Each position is searched to the first depth whose search takes this long."""
+    pons_lines: int | None = None
+    """Lines of each Pons set (``None``: all of them)."""
+    pruning_positions: int = 4
+    pruning_node_budget: int = 1_000_000
+    """No depth whose minimax is expected to cost more nodes than this (over all positions)."""
+    easyai_positions: int = 30
+    easyai_empties: tuple[int, int] = (10, 12)
+    """Connect Four endgames with this many empty cells (inclusive): deep enough to tell engines apart."""
+
+    @classmethod
+    def quick(cls) -> Plan:
+        return cls(
+            speed_positions=2,
+            speed_cpu_seconds=0.05,
+            pons_lines=5,
+            pruning_positions=2,
+            pruning_node_budget=5_000,
+            easyai_positions=3,
+            easyai_empties=(4, 6),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SpeedRow:
+    game: str
+    positions: int
+    mean_depth: float
+    nodes: int
+    seconds: float
+
+    @property
+    def nodes_per_second(self) -> float:
+        return self.nodes / self.seconds if self.seconds else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class PonsRow:
+    name: str
+    positions: int
+    correct: int
+    mean_ms: float
+    max_ms: float
+    mean_nodes: float
+
+    @property
+    def wrong(self) -> int:
+        return self.positions - self.correct
+
+    @property
+    def reference_ms(self) -> float:
+        return PONS_REFERENCE_MS.get(self.name, math.nan)
+
+
+@dataclass(frozen=True, slots=True)
+class PruningRow:
+    game: str
+    depth: int
+    minimax_nodes: int
+    alphabeta_nodes: int
+
+
+@dataclass(frozen=True, slots=True)
+class EasyAIRow:
+    engine: str
+    empties: str
+    """Empty cells (= search depth) of the positions in the row, or ``all``."""
+    positions: int
+    seconds: float
+    nodes: int
+    agree: int
+    """Positions whose value (win, draw or loss for the side to move) matches Pons' exact score."""
+
+    @property
+    def nodes_per_second(self) -> float:
+        return self.nodes / self.seconds if self.seconds else 0.0
+
+
+@dataclass(slots=True)
+class EngineReport:
+    command: str
+    date: str
+    machine: str
+    plan: Plan
+    speed: list[SpeedRow] = field(default_factory=list)
+    pons: list[PonsRow] = field(default_factory=list)
+    pruning: list[PruningRow] = field(default_factory=list)
+    easyai: list[EasyAIRow] = field(default_factory=list)
+    easyai_depth: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def machine_description() -> str:
+    """CPU model and core count, Python version: enough to compare runs."""
+    model = platform.processor() or platform.machine()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return f"{model}, {os.cpu_count()} cores, Python {platform.python_version()} ({platform.system()})"
+
+
+def sample_positions(game: str, count: int, seed: int = 2024) -> list[Position]:
+    """Mid-game positions: each a quarter to a half of the way through a random game."""
+    rng = random.Random(seed)
+    positions = []
+    while len(positions) < count:
+        line = [get_game(game).start()]
+        while line[-1].legal_moves() and len(line) < 200:
+            line.append(line[-1].play(rng.choice(line[-1].legal_moves())))
+        playable = [position for position in line if position.legal_moves()]
+        positions.append(playable[rng.randrange(len(playable) // 4, len(playable) // 2 + 1)])
+    return positions
+
+
+def measure_speed(plan: Plan, tracker: Tracker, games: list[str] | None = None) -> list[SpeedRow]:
+    """Alpha-beta's nodes per second in every game.
+
+    Each position is searched to depth 1, 2, ... (a fresh search each time) until one
+    search takes the plan's CPU time; that search counts. Fixed depths make the
+    work the same from run to run, where a wall-clock budget would search
+    shallower on a busy machine.
+    """
+    rows = []
+    for game in games or sorted(GAMES):
+        evaluator = evaluator_for(game)
+        positions = sample_positions(game, plan.speed_positions)
+        tick = tracker.task(f"speed: {game}", len(positions))
+        nodes = depths = 0
+        seconds = 0.0
+        for position in positions:
+            for depth in range(1, MAX_DEPTH + 1):
+                started = time.process_time()
+                result = AlphaBeta(evaluator).search(position, depth)
+                spent = time.process_time() - started
+                if spent >= plan.speed_cpu_seconds or result.depth < depth:
+                    break  # long enough, or the game ends within this depth
+            seconds += spent
+            nodes += result.nodes
+            depths += result.depth
+            tick()
+        rows.append(SpeedRow(game, len(positions), depths / len(positions), nodes, seconds))
+    return rows
+
+
+def pons_lines(name: str, limit: int | None, directory: Path = PONS_DIR) -> list[tuple[str, int]]:
+    """(moves, exact score) of a Pons test set, the first ``limit`` lines."""
+    lines = (directory / name).read_text().split("\n")
+    parsed = [(moves, int(score)) for moves, score in (line.split() for line in lines if line.strip())]
+    return parsed[:limit] if limit is not None else parsed
+
+
+def measure_pons(plan: Plan, tracker: Tracker, directory: Path = PONS_DIR) -> list[PonsRow]:
+    """The exact solver on each Pons set: right or wrong, and how long each position takes."""
+    solver = perfect.solver_for("connect4")
+    game = get_game("connect4")
+    rows = []
+    for name in PONS_SETS:
+        lines = pons_lines(name, plan.pons_lines, directory)
+        tick = tracker.task(f"solve: {name}", len(lines))
+        correct = nodes = 0
+        times = []
+        for moves, expected in lines:
+            position = game.replay(list(moves))
+            started = time.process_time()
+            solution = solver.solve(position)
+            times.append((time.process_time() - started) * 1000)
+            correct += solution.score == expected
+            nodes += solution.nodes
+            tick()
+        rows.append(
+            PonsRow(name, len(lines), correct, sum(times) / len(times), max(times), nodes / len(lines))
+        )
+    return rows
+
+
+def measure_pruning(plan: Plan, tracker: Tracker, games: list[str] | None = None) -> list[PruningRow]:
+    """Minimax and alpha-beta nodes, depth by depth, while minimax's cost stays within the plan's budget."""
+    rows = []
+    for game in games or sorted(GAMES):
+        evaluator = evaluator_for(game)
+        positions = sample_positions(game, plan.pruning_positions, seed=7)
+        tick = tracker.task(f"pruning: {game}", 0)
+        previous_minimax = 0
+        for depth in range(1, 30):
+            minimax_nodes = alphabeta_nodes = 0
+            for position in positions:
+                minimax_nodes += minimax(position, evaluator, depth).nodes
+                alphabeta_nodes += AlphaBeta(evaluator).search(position, depth).nodes
+            tick()
+            if minimax_nodes == previous_minimax:
+                break  # every line ends before this depth: nothing more to learn
+            rows.append(PruningRow(game, depth, minimax_nodes, alphabeta_nodes))
+            growth = minimax_nodes / previous_minimax if previous_minimax else 1
+            previous_minimax = minimax_nodes
+            if minimax_nodes * growth > plan.pruning_node_budget:
+                break  # the next depth would cost more than the budget
+    return rows
+
+
+def effective_branching(rows: list[PruningRow], game: str) -> tuple[float, float] | None:
+    """Minimax's and alpha-beta's effective branching factors over the deepest two depths measured.
+
+    A ratio over two plies (then its square root) evens out the odd-even swing of
+    alpha-beta, whose cost rises more on one parity of depth than the other.
+    """
+    measured = [row for row in rows if row.game == game]
+    if len(measured) < 3:
+        return None
+    before, last = measured[-3], measured[-1]
+    return (
+        math.sqrt(last.minimax_nodes / before.minimax_nodes),
+        math.sqrt(last.alphabeta_nodes / before.alphabeta_nodes),
+    )
+
+
+def connect_four_endgames(plan: Plan, directory: Path = PONS_DIR) -> list[tuple[str, int]]:
+    """Pons' late-game positions with few enough empty cells to search to the end, and their scores."""
+    fewest, most = plan.easyai_empties
+    found = [
+        (moves, score)
+        for moves, score in pons_lines("Test_L3_R1", None, directory)
+        if fewest <= CELLS - len(moves) <= most
+    ]
+    return found[: plan.easyai_positions]
+
+
+def measure_easyai(plan: Plan, tracker: Tracker, directory: Path = PONS_DIR) -> tuple[list[EasyAIRow], str]:
+    """Ours against easyAI's Negamax on Connect Four endgames, each searched to its number of empty cells.
+
+    At that depth every line reaches the end of the game, so each engine's value is
+    exact and must match the sign of Pons' score. easyAI runs twice: on its own
+    ConnectFour (numpy boards), and on our bitboard rules through
+    :class:`EasyAIConnectFour`, which separates the cost of the search from the
+    cost of the rules.
+    """
+    from bots import easyai_adapter  # easyAI is an optional dependency: imported only when asked for
+
+    endgames = connect_four_endgames(plan, directory)
+    game = get_game("connect4")
+    evaluator = evaluator_for("connect4")
+    engines: dict[str, Callable[[str, int], tuple[int, int]]] = {
+        "Ply Arena alpha-beta": lambda moves, depth: _ours(game.replay(list(moves)), evaluator, depth),
+        "easyAI Negamax, its ConnectFour": easyai_adapter.solve_with_easyai_board,
+        "easyAI Negamax, our rules": easyai_adapter.solve_with_our_rules,
+    }
+    rows = []
+    for engine, run in engines.items():
+        tick = tracker.task(f"easyAI: {engine}", len(endgames))
+        by_empties: dict[int, list[tuple[float, int, bool]]] = {}
+        for moves, pons in endgames:
+            started = time.process_time()
+            sign, visited = run(moves, CELLS - len(moves))
+            by_empties.setdefault(CELLS - len(moves), []).append(
+                (time.process_time() - started, visited, sign == _sign(pons))
+            )
+            tick()
+        groups = [(str(empties), runs) for empties, runs in sorted(by_empties.items())]
+        groups.append(("all", [run for runs in by_empties.values() for run in runs]))
+        for label, runs in groups:
+            seconds = sum(run[0] for run in runs)
+            nodes, agree = sum(run[1] for run in runs), sum(run[2] for run in runs)
+            rows.append(EasyAIRow(engine, label, len(runs), seconds, nodes, agree))
+    empties = sorted({CELLS - len(moves) for moves, _ in endgames})
+    depth = f"{empties[0]}-{empties[-1]}" if empties else "-"
+    return rows, depth
+
+
+def _ours(position: Position, evaluator: Any, depth: int) -> tuple[int, int]:
+    result = AlphaBeta(evaluator).search(position, depth)
+    return _sign(result.score), result.nodes
+
+
+def _sign(value: float) -> int:
+    return (value > 0) - (value < 0)
+
+
+def run_engine_benchmark(
+    plan: Plan, tracker: Tracker, command: str, directory: Path = PONS_DIR
+) -> EngineReport:
+    """Every measurement of the engine benchmark; easyAI missing is noted, not fatal."""
+    report = EngineReport(command, time.strftime("%Y-%m-%d %H:%M %Z"), machine_description(), plan)
+    report.speed = measure_speed(plan, tracker)
+    report.pons = measure_pons(plan, tracker, directory)
+    report.pruning = measure_pruning(plan, tracker)
+    try:
+        report.easyai, report.easyai_depth = measure_easyai(plan, tracker, directory)
+    except ImportError as error:
+        report.notes.append(f"easyAI comparison skipped: {error} (install it: pip install -e '.[bench]')")
+    return report
+
+
+@dataclass(frozen=True, slots=True)
+class TextTable:
+    """A titled table of strings, shown by rich on the terminal and written as Markdown."""
+
+    title: str
+    header: tuple[str, ...]
+    rows: list[tuple[str, ...]]
+    caption: str = ""
+
+    def markdown(self) -> str:
+        lines = [f"### {self.title}", ""]
+        if self.caption:
+            lines += [self.caption, ""]
+        lines.append("| " + " | ".join(self.header) + " |")
+        lines.append("|" + "|".join("---" for _ in self.header) + "|")
+        lines += ["| " + " | ".join(row) + " |" for row in self.rows]
+        return "\n".join(lines)
+
+
+def report_tables(report: EngineReport) -> list[TextTable]:
+    """Every table of the report, in the order they are shown."""
+    plan = report.plan
+    tables = [
+        TextTable(
+            "Search speed",
+            ("game", "positions", "mean depth", "nodes", "seconds", "nodes/s"),
+            [
+                (
+                    r.game,
+                    str(r.positions),
+                    f"{r.mean_depth:.1f}",
+                    f"{r.nodes:,}",
+                    f"{r.seconds:.2f}",
+                    f"{r.nodes_per_second:,.0f}",
+                )
+                for r in report.speed
+            ],
+            f"Alpha-beta (iterative deepening, transposition table, move ordering) on {plan.speed_positions} "
+            "mid-game positions per game, each searched to the first depth whose search takes "
+            f"{plan.speed_cpu_seconds:g} s or more.",
+        ),
+        TextTable(
+            "Connect Four: exact solving on Pascal Pons' test sets",
+            (
+                "set",
+                "positions",
+                "correct",
+                "wrong",
+                "mean ms",
+                "max ms",
+                "mean nodes",
+                "Pons C++ ms",
+                "ratio",
+            ),
+            [
+                (
+                    r.name,
+                    str(r.positions),
+                    str(r.correct),
+                    str(r.wrong),
+                    f"{r.mean_ms:.2f}",
+                    f"{r.max_ms:.1f}",
+                    f"{r.mean_nodes:,.0f}",
+                    f"{r.reference_ms:.2f}",
+                    f"{r.mean_ms / r.reference_ms:.0f}x",
+                )
+                for r in report.pons
+            ],
+            "`bots.connect4_solver.solve` on each line; *ratio* is our mean time over Pons' C++ solver's.",
+        ),
+        TextTable(
+            "Pruning: minimax against alpha-beta, by depth",
+            ("game", "depth", "minimax nodes", "alpha-beta nodes", "ratio"),
+            [
+                (
+                    r.game,
+                    str(r.depth),
+                    f"{r.minimax_nodes:,}",
+                    f"{r.alphabeta_nodes:,}",
+                    f"{r.minimax_nodes / r.alphabeta_nodes:.1f}x",
+                )
+                for r in report.pruning
+            ],
+            f"Nodes over the same {plan.pruning_positions} mid-game positions per game; alpha-beta's "
+            "count is its whole iterative deepening up to that depth.",
+        ),
+        TextTable(
+            "Effective branching factor: how close to twice as deep",
+            ("game", "b (minimax)", "sqrt(b): the ideal", "b (alpha-beta)", "depth factor (ideal 2)"),
+            _branching_rows(report.pruning),
+            "With perfect move ordering alpha-beta's effective branching factor is the square root of "
+            "minimax's, so it searches twice as deep for the same work. Factors are over the deepest two "
+            "plies measured; *depth factor* = ln b / ln b(alpha-beta), how many times deeper alpha-beta "
+            "reaches for equal nodes.",
+        ),
+    ]
+    if report.easyai:
+        ours = {row.empties: row.seconds for row in report.easyai if row.engine == report.easyai[0].engine}
+        easyai = sorted(report.easyai, key=lambda row: (row.empties == "all", row.empties))
+        tables.append(
+            TextTable(
+                "Side by side with easyAI 2.0.12 (Connect Four)",
+                (
+                    "empty cells = depth",
+                    "engine",
+                    "positions",
+                    "agree",
+                    "seconds",
+                    "nodes",
+                    "nodes/s",
+                    "time vs ours",
+                ),
+                [
+                    (
+                        r.empties,
+                        r.engine,
+                        str(r.positions),
+                        str(r.agree),
+                        f"{r.seconds:.2f}",
+                        f"{r.nodes:,}",
+                        f"{r.nodes_per_second:,.0f}",
+                        _times(r.seconds / ours[r.empties]) if ours[r.empties] else "-",
+                    )
+                    for r in easyai
+                ],
+                f"The first {plan.easyai_positions} positions of Test_L3_R1 with {report.easyai_depth} "
+                "empty cells, each searched by every engine to a depth equal to its empty cells, so every "
+                "value is exact; *agree* counts values (win, draw or loss) matching Pons' score. easyAI runs "
+                "on its own ConnectFour (numpy boards) and on our bitboard rules, which tells its search "
+                "from its rules. easyAI's nodes are its `make_move` calls; ours count every position "
+                "visited.",
+            )
+        )
+    return tables
+
+
+def render_markdown(report: EngineReport) -> str:
+    """The report as the engine section of docs/benchmarks.md."""
+    parts = [
+        "## Engine",
+        "",
+        f"- Command: `{report.command}`",
+        f"- Date: {report.date}",
+        f"- Machine: {report.machine}",
+        "- Times are CPU seconds of the benchmark process (one core), unaffected by other load.",
+    ]
+    for table in report_tables(report):
+        parts += ["", table.markdown()]
+    parts += ["", *(f"*{note}*" for note in report.notes)]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def _times(ratio: float) -> str:
+    """A ratio as ``12x``, with a decimal below 10 so that 0.4x does not read as 0x."""
+    return f"{ratio:.1f}x" if ratio < 10 else f"{ratio:.0f}x"
+
+
+def _branching_rows(rows: list[PruningRow]) -> list[tuple[str, ...]]:
+    found = []
+    for game in dict.fromkeys(row.game for row in rows):
+        factors = effective_branching(rows, game)
+        if factors is None:
+            continue
+        plain, pruned = factors
+        if plain < ENDING_TREE_BRANCHING or pruned <= 1:
+            depth_factor = "n/a: the game ends within these depths"
+        else:
+            depth_factor = f"{math.log(plain) / math.log(pruned):.2f}"
+        found.append((game, f"{plain:.2f}", f"{math.sqrt(plain):.2f}", f"{pruned:.2f}", depth_factor))
+    return found

@@ -1,0 +1,270 @@
+"""Bot levels: named search budgets read from ``bots/levels.toml``, and the move a level plays.
+
+The table is data so that calibration (tournaments, ratings) can tune it without
+touching code; this module reads it, rejects a malformed table with an error
+that names the game, the level and the field, and turns a level into a move
+with :func:`choose_move`, the one function a bot calls.
+"""
+
+from __future__ import annotations
+
+import random
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from bots import perfect
+from bots.evaluation import Evaluator, evaluator_for
+from bots.expectimax import EpsilonGreedyOpponent, Expectimax, OpponentModel, UniformOpponent
+from bots.negamax import AlphaBeta
+from bots.noise import Noise, choose_noisily
+from bots.result import SearchResult
+from games import Move, Position
+
+LEVEL_COUNT = 8
+STYLES = ("alphabeta", "expectimax")
+OPPONENT_MODELS = ("uniform", "epsilon-greedy")
+TABLE_PATH = Path(__file__).with_name("levels.toml")
+
+
+class LevelTableError(ValueError):
+    """The level table is malformed; the message says where and why."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        super().__init__(f"{where}: {reason}")
+        self.where = where
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class OpponentSpec:
+    """How an expectimax level models its opponent (see :mod:`bots.expectimax`)."""
+
+    model: str
+    epsilon: float = 0.0
+    depth: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Level:
+    """One row of the table: a named search budget for one game."""
+
+    game: str
+    number: int
+    name: str
+    description: str
+    style: str
+    depth: int | None = None
+    time_ms: int | None = None
+    noise: Noise | None = None
+    opponent: OpponentSpec | None = None
+    solver: bool = False
+    eval_scale: float = 100.0
+    """The game's "half a win" on the noise scale, from the game's table."""
+
+
+class _Fields:
+    """Reads the fields of one TOML table, and complains about the rest."""
+
+    def __init__(self, table: object, where: str) -> None:
+        if not isinstance(table, dict):
+            raise LevelTableError(where, f"expected a table, got {table!r}")
+        self.table: dict[str, Any] = dict(table)
+        self.where = where
+
+    def error(self, name: str, reason: str) -> LevelTableError:
+        return LevelTableError(f"{self.where}, field {name!r}", reason)
+
+    def text(self, name: str) -> str:
+        value = self.table.pop(name, None)
+        if not isinstance(value, str) or not value.strip():
+            raise self.error(name, f"expected a non-empty string, got {value!r}")
+        return value
+
+    def choice(self, name: str, choices: tuple[str, ...], default: str | None = None) -> str:
+        value = self.table.pop(name, default)
+        if value not in choices:
+            raise self.error(name, f"expected one of {', '.join(choices)}, got {value!r}")
+        return value
+
+    def integer(self, name: str, minimum: int, required: bool = True) -> int | None:
+        value = self.table.pop(name, None)
+        if value is None and not required:
+            return None
+        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+            raise self.error(name, f"expected an integer >= {minimum}, got {value!r}")
+        return value
+
+    def number(self, name: str, low: float, high: float, default: float | None = None) -> float:
+        value = self.table.pop(name, default)
+        if not isinstance(value, int | float) or isinstance(value, bool) or not low <= value <= high:
+            raise self.error(name, f"expected a number from {low} to {high}, got {value!r}")
+        return float(value)
+
+    def flag(self, name: str) -> bool:
+        value = self.table.pop(name, False)
+        if not isinstance(value, bool):
+            raise self.error(name, f"expected true or false, got {value!r}")
+        return value
+
+    def subtable(self, name: str, where: str) -> _Fields | None:
+        value = self.table.pop(name, None)
+        return None if value is None else _Fields(value, f"{self.where}, {where}")
+
+    def done(self) -> None:
+        if self.table:
+            raise LevelTableError(self.where, f"unknown field(s): {', '.join(sorted(self.table))}")
+
+
+def parse_table(text: str, source: str = TABLE_PATH.name) -> dict[str, tuple[Level, ...]]:
+    """Every game's levels from the TOML ``text``; raises :class:`LevelTableError` if malformed."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise LevelTableError(source, f"not valid TOML: {error}") from None
+    if not data:
+        raise LevelTableError(source, "no games")
+    return {game: _parse_game(game, table, source) for game, table in data.items()}
+
+
+def _parse_game(game: str, table: object, source: str) -> tuple[Level, ...]:
+    fields = _Fields(table, f"{source}, game {game!r}")
+    eval_scale = fields.number("eval_scale", 1e-9, float("inf"))
+    rows = fields.table.pop("levels", None)
+    fields.done()
+    if not isinstance(rows, list) or len(rows) != LEVEL_COUNT:
+        count = len(rows) if isinstance(rows, list) else 0
+        raise LevelTableError(fields.where, f"expected {LEVEL_COUNT} [[{game}.levels]] tables, got {count}")
+    levels = tuple(
+        _parse_level(game, index + 1, row, eval_scale, fields.where) for index, row in enumerate(rows)
+    )
+    names = [level.name for level in levels]
+    if len(set(names)) != len(names):
+        raise LevelTableError(fields.where, f"level names must differ, got {names}")
+    return levels
+
+
+def _parse_level(game: str, number: int, row: object, eval_scale: float, where: str) -> Level:
+    fields = _Fields(row, f"{where}, level {number}")
+    listed = fields.integer("level", 1)
+    if listed != number:
+        raise fields.error("level", f"levels must be listed 1 to {LEVEL_COUNT} in order, got {listed} here")
+    name = fields.text("name")
+    description = fields.text("description")
+    style = fields.choice("style", STYLES)
+    depth = fields.integer("depth", 1, required=False)
+    time_ms = fields.integer("time_ms", 1, required=False)
+    solver = fields.flag("solver")
+    noise = _parse_noise(fields.subtable("noise", "noise"))
+    opponent = _parse_opponent(fields.subtable("opponent", "opponent"))
+    fields.done()
+    if solver and style != "alphabeta":
+        raise fields.error("solver", 'an exact solver plays the best move: use style = "alphabeta"')
+    if not solver and depth is None and time_ms is None:
+        raise fields.error("depth", "a search level needs a depth, a time_ms, or both")
+    if style == "expectimax" and noise is not None:
+        raise fields.error("noise", "expectimax levels are weakened by their opponent model, not by noise")
+    if style != "expectimax" and opponent is not None:
+        raise fields.error("opponent", "only expectimax levels model their opponent")
+    if style == "expectimax" and opponent is None:
+        opponent = OpponentSpec("uniform")
+    return Level(game, number, name, description, style, depth, time_ms, noise, opponent, solver, eval_scale)
+
+
+def _parse_noise(fields: _Fields | None) -> Noise | None:
+    if fields is None:
+        return None
+    if "temperature" in fields.table:
+        noise = Noise(temperature=fields.number("temperature", 1e-6, 1e6))
+    else:
+        noise = Noise(rate=fields.number("rate", 0.0, 1.0), margin=fields.number("margin", 0.0, 2.0))
+    fields.done()  # also rejects a temperature given together with a rate or a margin
+    return noise
+
+
+def _parse_opponent(fields: _Fields | None) -> OpponentSpec | None:
+    if fields is None:
+        return None
+    model = fields.choice("model", OPPONENT_MODELS)
+    if model == "uniform":
+        spec = OpponentSpec(model)
+    else:
+        spec = OpponentSpec(model, fields.number("epsilon", 0.0, 1.0), fields.integer("depth", 1) or 1)
+    fields.done()
+    return spec
+
+
+@cache
+def level_table() -> dict[str, tuple[Level, ...]]:
+    """The shipped table, read once."""
+    return parse_table(TABLE_PATH.read_text(encoding="utf-8"), f"bots/{TABLE_PATH.name}")
+
+
+def levels(game: str) -> tuple[Level, ...]:
+    """Levels 1 to 8 of ``game``."""
+    table = level_table()
+    if game not in table:
+        raise KeyError(f"no levels for game {game!r}; the table has: {', '.join(sorted(table))}")
+    return table[game]
+
+
+def level(game: str, number: int) -> Level:
+    """Level ``number`` (1 to 8) of ``game``."""
+    if not isinstance(number, int) or not 1 <= number <= LEVEL_COUNT:
+        raise ValueError(f"levels run from 1 to {LEVEL_COUNT}, got {number!r}")
+    return levels(game)[number - 1]
+
+
+def choose_move(
+    position: Position, level: Level, rng: random.Random, time_budget_ms: float | None = None
+) -> tuple[Move, SearchResult]:
+    """The move ``level`` plays from ``position``, and the search behind it.
+
+    ``time_budget_ms`` (from the bot's clock) caps the level's own time budget; an
+    exact solver ignores it. ``rng`` drives the noise and the choice between equal
+    moves, so a seeded one replays the same games.
+    """
+    if not position.legal_moves():
+        raise ValueError(f"no move to choose: the game is over ({position.outcome()})")
+    time_ms = _tighter(level.time_ms, time_budget_ms)
+    if level.solver:
+        if level.noise is None:
+            result = perfect.solve(level.game, position)
+            return result.move, result
+        return _noisy_choice(perfect.analyze(level.game, position), level, rng)
+    evaluator = evaluator_for(level.game)
+    if level.style == "expectimax":
+        assert level.opponent is not None  # the parser gives every expectimax level one
+        result = Expectimax(evaluator, _opponent_model(level.opponent, evaluator)).search(
+            position, level.depth, time_ms
+        )
+        return result.move, result
+    searcher = AlphaBeta(evaluator)
+    if level.noise is None:
+        result = searcher.search(position, level.depth, time_ms)
+        return result.move, result
+    return _noisy_choice(searcher.analyze(position, level.depth, time_ms), level, rng)
+
+
+def _noisy_choice(
+    analysis: dict[Move, SearchResult], level: Level, rng: random.Random
+) -> tuple[Move, SearchResult]:
+    assert level.noise is not None
+    scores = {move: result.score for move, result in analysis.items()}
+    move = choose_noisily(scores, level.noise, level.eval_scale, rng)
+    return move, analysis[move]
+
+
+def _opponent_model(spec: OpponentSpec, evaluator: Evaluator) -> OpponentModel:
+    if spec.model == "uniform":
+        return UniformOpponent()
+    return EpsilonGreedyOpponent(evaluator, spec.epsilon, spec.depth)
+
+
+def _tighter(first: float | None, second: float | None) -> float | None:
+    """The smaller of two optional budgets."""
+    if first is None:
+        return second
+    return first if second is None else min(first, second)

@@ -1,0 +1,252 @@
+"""Negamax with alpha-beta pruning: the bots' main search.
+
+The seed formulation: a score is always from the side to move, so a child's
+score is negated on return, and a node stops searching its moves once
+``alpha >= beta`` (the opponent already has something better than this line
+elsewhere). Around it the usual engine parts: iterative deepening, a
+transposition table, move ordering (:mod:`bots.ordering`) and an optional time
+budget.
+
+A search to depth ``d`` returns exactly the depth-``d`` minimax value, whatever
+the transposition table holds from earlier: an entry's score is reused only
+when it was searched to the same depth, or when it is *resolved* (every line
+under it reached the end of the game, so no deeper search can change it).
+Entries of other depths still give their best move to try first. This costs a
+few re-searches where a deeper entry would have done, and buys a search that is
+reproducible (a level plays the same move from the same position, however warm
+the table) and testable against plain minimax.
+
+A game's ``key()`` may leave out history that its rules consult (checkers keeps
+its draw counters out, as draughts engines do), so a position met again may now
+be a draw by repetition. Whether the game is over is therefore asked before the
+table; only a history effect deeper in the tree can still slip through (the
+graph history interaction every engine with a transposition table lives with).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bots.deadline import CHECK_MASK, Deadline, OutOfTime
+from bots.evaluation import Evaluator
+from bots.ordering import MoveOrderer
+from bots.result import INFINITY, SearchResult, is_decisive, outcome_score
+from bots.transposition import EXACT, LOWER, UPPER, TranspositionTable, from_table, to_table
+from games import Move, Position
+
+MAX_DEPTH = 100
+"""Iterative deepening stops here when only a time budget bounds it."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    """One root move, its score and the line the search expects after it."""
+
+    move: Move
+    score: int
+    pv: tuple[Move, ...]
+
+
+class AlphaBeta:
+    """A reusable searcher for one game; keeps its transposition table between searches."""
+
+    def __init__(self, evaluator: Evaluator, table: TranspositionTable | None = None) -> None:
+        self.evaluator = evaluator
+        self.table = table if table is not None else TranspositionTable()
+        self.nodes = 0
+        self.heuristic_leaves = 0
+        """Leaves scored by the evaluation (or by a table entry that was): zero means resolved."""
+        self._evaluate = evaluator.evaluate
+        self._orderer = MoveOrderer(evaluator.order_key)
+        self._deadline: Deadline | None = None
+        self._pv: list[tuple[Move, ...]] = []
+
+    def search(
+        self, position: Position, depth: int | None = None, time_ms: float | None = None
+    ) -> SearchResult:
+        """The best move from ``position``, searched to ``depth`` plies or for ``time_ms``, or both.
+
+        With a time budget, the result is that of the deepest iteration completed
+        in time; the first iteration always completes, so there is always a move.
+        """
+        lines, completed, deadline = self._deepen(position, depth, time_ms, exact_root=False)
+        best = lines[0]
+        return SearchResult(
+            best.move,
+            best.score,
+            completed,
+            self.nodes,
+            self._extend_pv(position, best.pv, completed),
+            deadline.elapsed_ms(),
+        )
+
+    def analyze(
+        self, position: Position, depth: int | None = None, time_ms: float | None = None
+    ) -> dict[Move, SearchResult]:
+        """Every legal move with its own exact score at the depth reached, best first.
+
+        Slower than :meth:`search` (no move is cut off at the root), for the levels
+        that choose among several good moves on purpose.
+        """
+        lines, completed, deadline = self._deepen(position, depth, time_ms, exact_root=True)
+        elapsed = deadline.elapsed_ms()
+        return {
+            line.move: SearchResult(
+                line.move,
+                line.score,
+                completed,
+                self.nodes,
+                self._extend_pv(position, line.pv, completed),
+                elapsed,
+            )
+            for line in lines
+        }
+
+    def _deepen(
+        self, position: Position, depth: int | None, time_ms: float | None, exact_root: bool
+    ) -> tuple[list[_Line], int, Deadline]:
+        """Iterative deepening: search depth 1, 2, ... and keep the last iteration completed."""
+        if depth is None and time_ms is None:
+            raise ValueError("a search needs a depth, a time budget, or both")
+        if depth is not None and depth < 1:
+            raise ValueError(f"search depth must be at least 1, got {depth}")
+        moves = position.legal_moves()
+        if not moves:
+            raise ValueError(f"no move to search: the game is over ({position.outcome()})")
+        max_depth = min(depth or MAX_DEPTH, MAX_DEPTH)
+        deadline = Deadline(time_ms)
+        self.nodes = 0
+        self._orderer = MoveOrderer(self.evaluator.order_key)
+        self._pv = [()] * (max_depth + 2)
+        self._deadline = None  # the first iteration always completes
+        lines: list[_Line] = []
+        completed = 0
+        previous_ms = None
+        for iteration in range(1, max_depth + 1):
+            started_ms = deadline.elapsed_ms()
+            self.heuristic_leaves = 0
+            try:
+                lines = self._search_root(position, moves, iteration, exact_root)
+            except OutOfTime:
+                break
+            completed = iteration
+            self._deadline = deadline if time_ms is not None else None
+            if self.heuristic_leaves == 0 or all(is_decisive(line.score) for line in lines):
+                break  # resolved: deeper iterations would return the same
+            spent_ms = deadline.elapsed_ms() - started_ms
+            growth = max(1.0, spent_ms / previous_ms) if previous_ms else 1.0
+            if spent_ms * growth > deadline.remaining_ms():
+                break  # the next iteration would not finish in time
+            previous_ms = spent_ms
+        self._deadline = None
+        return lines, completed, deadline
+
+    def _search_root(self, position: Position, moves: list[Move], depth: int, exact: bool) -> list[_Line]:
+        """The root's moves searched to ``depth``; all of them exactly if ``exact``, else the best one."""
+        self.nodes += 1
+        key = position.key()
+        entry = self.table.get(key)
+        moves = self._orderer.order(position, list(moves), entry.move if entry else None, 0)
+        pv = self._pv
+        alpha = -INFINITY
+        lines: list[_Line] = []
+        leaves_before = self.heuristic_leaves
+        for move in moves:
+            window_alpha = -INFINITY if exact else alpha
+            score = -self._negamax(position.play(move), depth - 1, -INFINITY, -window_alpha, 1)
+            if exact or score > alpha:
+                lines.append(_Line(move, score, (move, *pv[1])))
+            alpha = max(alpha, score)
+        lines.sort(key=lambda line: line.score, reverse=True)  # stable: ties keep the search's order
+        best = lines[0]
+        resolved = self.heuristic_leaves == leaves_before
+        self.table.put(key, depth, best.score, EXACT, best.move, resolved)
+        return lines if exact else [best]
+
+    def _negamax(self, position: Position, depth: int, alpha: int, beta: int, ply: int) -> int:
+        """The score of ``position`` for its side to move, exact if it lies within (alpha, beta).
+
+        Fail-soft: below the window the result is an upper bound, above it a lower
+        bound, and either may lie beyond the window.
+        """
+        self.nodes += 1
+        if not self.nodes & CHECK_MASK and self._deadline is not None:
+            self._deadline.check()
+        pv = self._pv
+        pv[ply] = ()
+        if depth <= 0:
+            outcome = position.outcome()
+            if outcome is not None:
+                return outcome_score(outcome, position.turn, ply)
+            self.heuristic_leaves += 1
+            return self._evaluate(position)
+
+        # The end of the game is decided before the table is asked: a position may be
+        # over here (a draw by repetition, say) yet stored when it was not.
+        moves = position.legal_moves()
+        if not moves:
+            return outcome_score(position.outcome(), position.turn, ply)
+
+        key = position.key()
+        table = self.table
+        entry = table.slots[hash(key) & table.mask]
+        tt_move = None
+        if entry is not None and entry.key == key:
+            if entry.depth == depth or (entry.resolved and entry.depth <= depth):
+                score = from_table(entry.score, ply)
+                bound = entry.bound
+                if bound == EXACT or (score >= beta if bound == LOWER else score <= alpha):
+                    if not entry.resolved:
+                        self.heuristic_leaves += 1
+                    return score
+            tt_move = entry.move
+
+        alpha_original = alpha
+        best_score = -INFINITY
+        best_move = None
+        leaves_before = self.heuristic_leaves
+        child_depth, child_ply = depth - 1, ply + 1
+        for move in self._orderer.staged(position, moves, tt_move, ply) if len(moves) > 1 else moves:
+            score = -self._negamax(position.play(move), child_depth, -beta, -alpha, child_ply)
+            if score > best_score:
+                best_score, best_move = score, move
+                if score > alpha:
+                    alpha = score
+                    pv[ply] = (move, *pv[child_ply])
+                    if alpha >= beta:
+                        self._orderer.reward(position.turn, move, depth, ply)
+                        break
+
+        if best_score <= alpha_original:
+            bound = UPPER
+        elif best_score >= beta:
+            bound = LOWER
+        else:
+            bound = EXACT
+        resolved = self.heuristic_leaves == leaves_before
+        table.put(key, depth, to_table(best_score, ply), bound, best_move, resolved)
+        return best_score
+
+    def _extend_pv(self, position: Position, pv: tuple[Move, ...], depth: int) -> tuple[Move, ...]:
+        """``pv`` lengthened from the table's best moves where a table hit cut it short.
+
+        A node answered from the table has no line of its own; its entry's best move
+        (and its successors') continue the line, as long as they are legal.
+        """
+        line = list(pv)
+        for move in pv:
+            position = position.play(move)
+        while len(line) < depth:
+            entry = self.table.get(position.key())
+            if entry is None or entry.move not in position.legal_moves():
+                break
+            line.append(entry.move)
+            position = position.play(entry.move)
+        return tuple(line)
+
+
+def search(
+    position: Position, evaluator: Evaluator, depth: int | None = None, time_ms: float | None = None
+) -> SearchResult:
+    """One alpha-beta search with a fresh table; see :meth:`AlphaBeta.search`."""
+    return AlphaBeta(evaluator).search(position, depth, time_ms)

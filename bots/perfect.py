@@ -1,0 +1,82 @@
+"""Perfect play from a game's exact solver, reported like any other search.
+
+A game with an exact solver has a module ``bots/<game>_solver.py`` with
+``solve(position)`` (a ``Solution`` with ``score``, ``move`` and ``nodes``) and
+``analyze(position)`` (the exact score of every legal move). Solver scores follow
+Pascal Pons' convention for Connect Four: from the side to move, a win scores
+``22`` minus the winner's stones when the game ends, a loss the negative, a draw
+0. Here they are turned into the search's own scale (``WIN`` minus the plies to
+the end), so that a level's result means the same whichever engine produced it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from types import ModuleType
+
+from bots.result import WIN, SearchResult
+from games import Move, Position
+from games.connect4 import CELLS
+
+PONS_WIN_BASE = (CELLS + 2) // 2
+"""22 on a 7x6 board: a win with the winner's n-th stone scores 22 - n."""
+
+
+class NoSolverError(LookupError):
+    """A level asks for an exact solver that the game does not have."""
+
+    def __init__(self, game: str) -> None:
+        super().__init__(f"no exact solver for game {game!r}: expected a module bots/{game}_solver.py")
+        self.game = game
+
+
+def solver_for(game: str) -> ModuleType:
+    """The solver module of ``game``; raises :class:`NoSolverError` if there is none."""
+    module_name = f"bots.{game}_solver"
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name != module_name:
+            raise
+        raise NoSolverError(game) from None
+
+
+def score_from_pons(pons: int, ply: int) -> int:
+    """A Pons score of the position after ``ply`` plies, on the search's ``WIN - plies`` scale.
+
+    The side to move has ``ply // 2`` stones and plays on this ply and every second
+    one after it; a win with its n-th stone ends ``2 * (n - ply // 2) - 1`` plies
+    from now. The opponent has ``(ply + 1) // 2`` stones and plays one ply later.
+    """
+    if pons > 0:
+        return WIN - (2 * (PONS_WIN_BASE - pons - ply // 2) - 1)
+    if pons < 0:
+        return -WIN + 2 * (PONS_WIN_BASE + pons - (ply + 1) // 2)
+    return 0
+
+
+def solve(game: str, position: Position) -> SearchResult:
+    """The solver's best move from ``position``."""
+    started = time.perf_counter()
+    solution = solver_for(game).solve(position)
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    score = score_from_pons(solution.score, position.ply)
+    depth = CELLS - position.ply  # a solver sees every line to the end of the game
+    return SearchResult(solution.move, score, depth, solution.nodes, (solution.move,), elapsed_ms)
+
+
+def analyze(game: str, position: Position) -> dict[Move, SearchResult]:
+    """Every legal move with its exact score, as results sharing the time spent.
+
+    The solver's ``analyze`` reports no node count, so ``nodes`` is 0 here.
+    """
+    started = time.perf_counter()
+    scores = solver_for(game).analyze(position)
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    depth = CELLS - position.ply
+    return {
+        # Each move's score is from the side to move here, as in Pons' own analysis output.
+        move: SearchResult(move, score_from_pons(pons, position.ply), depth, 0, (move,), elapsed_ms)
+        for move, pons in scores.items()
+    }

@@ -1,0 +1,75 @@
+"""What every search style returns, and the score scale they share.
+
+Scores are from the side to move at the root. A game the search sees to its end
+scores ``WIN`` minus the plies it takes, so a quicker win scores more and a
+slower loss scores less; everything else is the game's heuristic evaluation,
+which stays far below (``|evaluation| < 10_000``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from games import Move, Outcome, Position
+
+WIN = 1_000_000
+"""Score of a win on the spot; a win ``n`` plies away scores ``WIN - n``."""
+MAX_PLY = 10_000
+"""No game lasts longer: scores above ``WIN - MAX_PLY`` are won games, not evaluations."""
+DECISIVE = WIN - MAX_PLY
+INFINITY = WIN + 1
+"""Beyond every score: the initial alpha-beta window is (-INFINITY, INFINITY)."""
+
+
+def outcome_score(outcome: Outcome, turn: int, plies: int) -> int:
+    """Score of a finished game for the seat ``turn``, reached ``plies`` plies from the root."""
+    if outcome.winner is None:
+        return 0
+    return WIN - plies if outcome.winner == turn else plies - WIN
+
+
+def is_decisive(score: float) -> bool:
+    """Whether ``score`` is a won or lost game rather than a heuristic evaluation."""
+    return abs(score) > DECISIVE
+
+
+def describe_score(score: float) -> str:
+    """A person's reading of a score: ``win in 3``, ``loss in 4`` or ``+12``."""
+    if is_decisive(score):
+        plies = WIN - round(abs(score))
+        return f"{'win' if score > 0 else 'loss'} in {plies}"
+    return f"{score:+g}"
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """The outcome of one search from one position.
+
+    ``depth`` is the deepest iteration completed in full, ``nodes`` every position
+    visited (aborted iterations included: they cost time too), and ``pv`` the line
+    the search expects, starting with ``move``.
+    """
+
+    move: Move
+    score: int
+    depth: int
+    nodes: int
+    pv: tuple[Move, ...]
+    time_ms: float
+
+    def as_dict(self, position: Position) -> dict[str, Any]:
+        """The result with moves in notation (``position`` is the searched one), for JSON."""
+        move = position.format_move(self.move)
+        line = []
+        for move_in_line in self.pv:
+            line.append(position.format_move(move_in_line))
+            position = position.play(move_in_line)
+        return {
+            "move": move,
+            "score": self.score,
+            "depth": self.depth,
+            "nodes": self.nodes,
+            "pv": line,
+            "time_ms": round(self.time_ms, 3),
+        }

@@ -1,0 +1,97 @@
+"""``plyarena search GAME``: search one position and print the result as one JSON object."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+
+from bots.evaluation import evaluator_for
+from bots.expectimax import EpsilonGreedyOpponent, OpponentModel, UniformOpponent
+from bots.levels import LEVEL_COUNT, choose_move, level
+from bots.result import SearchResult
+from bots.search import STYLES, search
+from games import GAMES, IllegalMoveError, Position, get_game
+
+HELP = "search a position and print the best move, score, depth, nodes, pv and time as JSON"
+DEFAULT_TIME_MS = 1000
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("game", choices=sorted(GAMES))
+    parser.add_argument(
+        "--moves", default="", help="moves to play first, space-separated notation (connect4 also: 4453)"
+    )
+    budget = parser.add_mutually_exclusive_group()
+    budget.add_argument("--depth", type=int, help="search depth in plies")
+    budget.add_argument(
+        "--time-ms", type=float, help=f"time budget (default {DEFAULT_TIME_MS} without a depth)"
+    )
+    parser.add_argument("--style", choices=STYLES, default=None, help="search style (default alphabeta)")
+    parser.add_argument(
+        "--level",
+        type=int,
+        choices=range(1, LEVEL_COUNT + 1),
+        metavar="N",
+        help="play as bot level N (1-8); --time-ms then caps the level's budget",
+    )
+    parser.add_argument(
+        "--opponent",
+        choices=("uniform", "epsilon-greedy"),
+        default="uniform",
+        help="expectimax's model of the opponent",
+    )
+    parser.add_argument("--epsilon", type=float, default=0.2, help="epsilon-greedy opponent's random share")
+    parser.add_argument("--seed", type=int, help="seed for a level's noise (default: random)")
+
+
+def moves_of(game: str, text: str) -> list[str]:
+    """The moves in ``text``; for Connect Four a digit string like ``4453`` is a move per digit (Pons)."""
+    tokens = text.split()
+    if game == "connect4" and len(tokens) == 1 and tokens[0].isdigit():
+        return list(tokens[0])
+    return tokens
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        position = get_game(args.game).replay(moves_of(args.game, args.moves))
+    except IllegalMoveError as error:
+        return _fail(f"cannot replay --moves: {error}")
+    if not position.legal_moves():
+        return _fail(f"the game is over after --moves ({position.outcome()}): nothing to search")
+    try:
+        result = _search(args, position)
+    except (LookupError, ValueError) as error:  # no evaluation or solver for the game, a bad budget
+        return _fail(str(error).strip("'\""))
+    print(json.dumps(result.as_dict(position)))
+    return 0
+
+
+def _search(args: argparse.Namespace, position: Position) -> SearchResult:
+    if args.level is not None:
+        if args.depth is not None or args.style is not None:
+            raise ValueError("--level sets its own style and depth: give --time-ms at most")
+        _, result = choose_move(
+            position, level(args.game, args.level), random.Random(args.seed), args.time_ms
+        )
+        return result
+    style = args.style or "alphabeta"
+    if style == "minimax" and args.depth is None:
+        raise ValueError("minimax searches to a fixed depth: give --depth")
+    time_ms = DEFAULT_TIME_MS if args.depth is None and args.time_ms is None else args.time_ms
+    return search(
+        args.game, position, style=style, depth=args.depth, time_ms=time_ms, opponent=_opponent(args)
+    )
+
+
+def _opponent(args: argparse.Namespace) -> OpponentModel:
+    if args.opponent == "uniform":
+        return UniformOpponent()
+    return EpsilonGreedyOpponent(evaluator_for(args.game), args.epsilon)
+
+
+def _fail(message: str) -> int:
+    print(f"plyarena search: {message}", file=sys.stderr)
+    return 2

@@ -1,0 +1,52 @@
+"""``plyarena bench engine --quick``, and the benchmarks file that modes share."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from plyarena.cli import main
+from plyarena.commands.bench import write_section
+
+TITLES = (
+    "Search speed",
+    "Connect Four: exact solving on Pascal Pons' test sets",
+    "Pruning: minimax against alpha-beta, by depth",
+    "Effective branching factor",
+)
+HAVE_EASYAI = importlib.util.find_spec("easyAI") is not None
+"""easyAI is an optional bench dependency: without it the comparison is skipped with a note."""
+
+
+def test_quick_engine_benchmark_writes_its_section(tmp_path: Path) -> None:
+    output = tmp_path / "benchmarks.md"
+    output.write_text(
+        "# Benchmarks\n\n<!-- plyarena bench server: start -->\nserver figures\n"
+        "<!-- plyarena bench server: end -->\n"
+    )
+    assert main(["bench", "engine", "--quick", "--output", str(output)]) == 0
+    text = output.read_text()
+    assert "server figures" in text  # another mode's section is left alone
+    for title in TITLES:
+        assert f"### {title}" in text
+    if HAVE_EASYAI:
+        assert "### Side by side with easyAI" in text
+    else:
+        assert "easyAI comparison skipped" in text
+    assert "plyarena bench engine --quick" in text
+    assert "| tictactoe |" in text and "| connect4 |" in text
+    # Every table row has as many cells as its header.
+    for block in text.split("### ")[1:]:
+        rows = [line for line in block.splitlines() if line.startswith("|")]
+        assert rows and len({row.count("|") for row in rows}) == 1, block
+
+
+def test_a_section_is_replaced_not_repeated(tmp_path: Path) -> None:
+    output = tmp_path / "docs" / "benchmarks.md"
+    write_section(output, "engine", "## Engine\nfirst run\n")
+    write_section(output, "bots", "## Bots\nbots run\n")
+    write_section(output, "engine", "## Engine\nsecond run\n")
+    text = output.read_text()
+    assert text.startswith("# Benchmarks")
+    assert "first run" not in text and text.count("second run") == 1 and "bots run" in text
+    assert text.index("second run") < text.index("bots run")  # the section stays where it was

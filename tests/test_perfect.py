@@ -1,0 +1,71 @@
+"""Perfect play from the Connect Four solver, on the search's own score scale."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from bots import perfect
+from bots.evaluation import Evaluator
+from bots.levels import choose_move, level
+from bots.negamax import AlphaBeta
+from bots.result import WIN
+from games import get_game
+from games.connect4 import CELLS
+
+PONS_SETS = Path(__file__).resolve().parents[2] / "shared" / "data" / "connect4"
+NO_HEURISTIC = Evaluator("connect4", evaluate=lambda position: 0)
+"""Searches below reach the end of every line, so the evaluation is never asked."""
+
+
+def endgames(empties: int, count: int) -> list[tuple[str, int]]:
+    """Lines of Pons' late-game set with at most ``empties`` empty cells: (moves, exact score)."""
+    found = []
+    for line in (PONS_SETS / "Test_L3_R1").read_text().splitlines():
+        moves, score = line.split()
+        if CELLS - len(moves) <= empties:
+            found.append((moves, int(score)))
+    return found[:count]
+
+
+@pytest.mark.parametrize(
+    ("pons", "ply", "score"),
+    [(18, 0, WIN - 7), (-18, 1, -(WIN - 6)), (1, 41, WIN - 1), (-1, 40, -(WIN - 2)), (0, 12, 0)],
+)
+def test_pons_scores_become_plies_to_the_end(pons: int, ply: int, score: int) -> None:
+    assert perfect.score_from_pons(pons, ply) == score
+
+
+@pytest.mark.parametrize(("moves", "pons"), endgames(empties=9, count=40))
+def test_the_solver_and_a_full_depth_alphabeta_agree(moves: str, pons: int) -> None:
+    position = get_game("connect4").replay(list(moves))
+    solved = perfect.solve("connect4", position)
+    searched = AlphaBeta(NO_HEURISTIC).search(position, depth=CELLS - len(moves))
+    assert solved.score == searched.score == perfect.score_from_pons(pons, len(moves))
+    assert solved.move in position.legal_moves()
+
+
+@pytest.mark.parametrize(("moves", "pons"), endgames(empties=7, count=10))
+def test_every_move_scores_as_the_search_scores_it(moves: str, pons: int) -> None:
+    position = get_game("connect4").replay(list(moves))
+    solved = perfect.analyze("connect4", position)
+    searched = AlphaBeta(NO_HEURISTIC).analyze(position, depth=CELLS - len(moves))
+    assert {move: result.score for move, result in solved.items()} == {
+        move: result.score for move, result in searched.items()
+    }
+    assert max(result.score for result in solved.values()) == perfect.score_from_pons(pons, len(moves))
+
+
+def test_the_top_connect_four_level_plays_a_best_move() -> None:
+    moves, pons = endgames(empties=12, count=1)[0]
+    position = get_game("connect4").replay(list(moves))
+    move, result = choose_move(position, level("connect4", 8), random.Random(0))
+    assert result.score == perfect.score_from_pons(pons, len(moves))
+    assert perfect.analyze("connect4", position)[move].score == result.score
+
+
+def test_a_game_without_a_solver_is_named() -> None:
+    with pytest.raises(perfect.NoSolverError, match=r"'othello'.*bots/othello_solver\.py"):
+        perfect.solver_for("othello")
