@@ -63,6 +63,8 @@ class Level:
     solver: bool = False
     eval_scale: float = 100.0
     """The game's "half a win" on the noise scale, from the game's table."""
+    solver_nodes: int | None = None
+    """The solver's node budget; past it the level plays its search budget (depth, time_ms) instead."""
 
 
 class _Fields:
@@ -157,6 +159,7 @@ def _parse_level(game: str, number: int, row: object, eval_scale: float, where: 
     depth = fields.integer("depth", 1, required=False)
     time_ms = fields.integer("time_ms", 1, required=False)
     solver = fields.flag("solver")
+    solver_nodes = fields.integer("solver_nodes", 1, required=False)
     noise = _parse_noise(fields.subtable("noise", "noise"))
     opponent = _parse_opponent(fields.subtable("opponent", "opponent"))
     fields.done()
@@ -164,13 +167,20 @@ def _parse_level(game: str, number: int, row: object, eval_scale: float, where: 
         raise fields.error("solver", 'an exact solver plays the best move: use style = "alphabeta"')
     if not solver and depth is None and time_ms is None:
         raise fields.error("depth", "a search level needs a depth, a time_ms, or both")
+    if solver_nodes is not None and not solver:
+        raise fields.error("solver_nodes", "only a solver level has a solver budget")
+    if solver_nodes is not None and depth is None and time_ms is None:
+        raise fields.error("solver_nodes", "a solver with a budget needs a depth or time_ms to fall back on")
     if style == "expectimax" and noise is not None:
         raise fields.error("noise", "expectimax levels are weakened by their opponent model, not by noise")
     if style != "expectimax" and opponent is not None:
         raise fields.error("opponent", "only expectimax levels model their opponent")
     if style == "expectimax" and opponent is None:
         opponent = OpponentSpec("uniform")
-    return Level(game, number, name, description, style, depth, time_ms, noise, opponent, solver, eval_scale)
+    return Level(
+        game, number, name, description, style, depth, time_ms, noise, opponent, solver, eval_scale,
+        solver_nodes,
+    )  # fmt: skip
 
 
 def _parse_noise(fields: _Fields | None) -> Noise | None:
@@ -194,6 +204,10 @@ def _parse_opponent(fields: _Fields | None) -> OpponentSpec | None:
         spec = OpponentSpec(model, fields.number("epsilon", 0.0, 1.0), fields.integer("depth", 1) or 1)
     fields.done()
     return spec
+
+
+SOLVER_NODES_PER_MS = 50
+"""A cautious pure-Python solver speed (about half the measured one), to fit its budget to a clock."""
 
 
 @cache
@@ -222,18 +236,24 @@ def choose_move(
 ) -> tuple[Move, SearchResult]:
     """The move ``level`` plays from ``position``, and the search behind it.
 
-    ``time_budget_ms`` (from the bot's clock) caps the level's own time budget; an
-    exact solver ignores it. ``rng`` drives the noise and the choice between equal
-    moves, so a seeded one replays the same games.
+    ``time_budget_ms`` (from the bot's clock) caps the level's own time budget, and
+    the solver's node budget through :data:`SOLVER_NODES_PER_MS`. ``rng`` drives the
+    noise and the choice between equal moves, so a seeded one replays the same games.
     """
     if not position.legal_moves():
         raise ValueError(f"no move to choose: the game is over ({position.outcome()})")
     time_ms = _tighter(level.time_ms, time_budget_ms)
     if level.solver:
-        if level.noise is None:
-            result = perfect.solve(level.game, position)
-            return result.move, result
-        return _noisy_choice(perfect.analyze(level.game, position), level, rng)
+        max_nodes = level.solver_nodes
+        if max_nodes is not None and time_budget_ms is not None:
+            max_nodes = max(1, min(max_nodes, int(time_budget_ms * SOLVER_NODES_PER_MS)))
+        try:
+            if level.noise is None:
+                result = perfect.solve(level.game, position, max_nodes)
+                return result.move, result
+            return _noisy_choice(perfect.analyze(level.game, position, max_nodes), level, rng)
+        except perfect.SolverBudgetExceeded:
+            pass  # too early in the game for the solver: play the level's search budget instead
     evaluator = evaluator_for(level.game)
     if level.style == "expectimax":
         assert level.opponent is not None  # the parser gives every expectimax level one

@@ -1,8 +1,10 @@
 """Perfect play from a game's exact solver, reported like any other search.
 
 A game with an exact solver has a module ``bots/<game>_solver.py`` with
-``solve(position)`` (a ``Solution`` with ``score``, ``move`` and ``nodes``) and
-``analyze(position)`` (the exact score of every legal move). Solver scores follow
+``solve(position, *, max_nodes=None)`` (a ``Solution`` with ``score``, ``move``
+and ``nodes``) and ``analyze(position, *, max_nodes=None)`` (the exact score of
+every legal move), both raising the module's ``SolverBudgetExceeded`` when
+``max_nodes`` runs out. Solver scores follow
 Pascal Pons' convention for Connect Four: from the side to move, a win scores
 ``22`` minus the winner's stones when the game ends, a loss the negative, a draw
 0. Here they are turned into the search's own scale (``WIN`` minus the plies to
@@ -31,6 +33,10 @@ class NoSolverError(LookupError):
         self.game = game
 
 
+class SolverBudgetExceeded(RuntimeError):
+    """The solver gave up within its node budget: the position is too early for it."""
+
+
 def solver_for(game: str) -> ModuleType:
     """The solver module of ``game``; raises :class:`NoSolverError` if there is none."""
     module_name = f"bots.{game}_solver"
@@ -56,23 +62,32 @@ def score_from_pons(pons: int, ply: int) -> int:
     return 0
 
 
-def solve(game: str, position: Position) -> SearchResult:
-    """The solver's best move from ``position``."""
+def solve(game: str, position: Position, max_nodes: int | None = None) -> SearchResult:
+    """The solver's best move from ``position``; raises :class:`SolverBudgetExceeded` past ``max_nodes``."""
     started = time.perf_counter()
-    solution = solver_for(game).solve(position)
+    solver = solver_for(game)
+    try:
+        solution = solver.solve(position, max_nodes=max_nodes)
+    except solver.SolverBudgetExceeded as error:
+        raise SolverBudgetExceeded(str(error)) from error
     elapsed_ms = (time.perf_counter() - started) * 1000
     score = score_from_pons(solution.score, position.ply)
     depth = CELLS - position.ply  # a solver sees every line to the end of the game
     return SearchResult(solution.move, score, depth, solution.nodes, (solution.move,), elapsed_ms)
 
 
-def analyze(game: str, position: Position) -> dict[Move, SearchResult]:
+def analyze(game: str, position: Position, max_nodes: int | None = None) -> dict[Move, SearchResult]:
     """Every legal move with its exact score, as results sharing the time spent.
 
     The solver's ``analyze`` reports no node count, so ``nodes`` is 0 here.
+    Raises :class:`SolverBudgetExceeded` past ``max_nodes``.
     """
     started = time.perf_counter()
-    scores = solver_for(game).analyze(position)
+    solver = solver_for(game)
+    try:
+        scores = solver.analyze(position, max_nodes=max_nodes)
+    except solver.SolverBudgetExceeded as error:
+        raise SolverBudgetExceeded(str(error)) from error
     elapsed_ms = (time.perf_counter() - started) * 1000
     depth = CELLS - position.ply
     return {

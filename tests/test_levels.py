@@ -44,6 +44,17 @@ def test_connect_four_top_level_is_the_exact_solver() -> None:
     assert top.solver and top.noise is None
 
 
+def test_the_solver_level_searches_where_solving_would_take_too_long() -> None:
+    top = level("connect4", LEVEL_COUNT)
+    start = get_game("connect4").start()
+    move, result = choose_move(start, top, random.Random(0), time_budget_ms=200)
+    assert move in start.legal_moves()
+    assert result.depth < 42  # a depth-limited search, not a solution to the end of the game
+    endgame = get_game("connect4").replay("2252576253462244111563365343671351441")  # Pons' Test_L3_R1
+    move, result = choose_move(endgame, top, random.Random(0), time_budget_ms=200)
+    assert result.depth == 42 - endgame.ply  # solved to the end
+
+
 @pytest.mark.parametrize("name", ["tictactoe", "connect4"])
 def test_solved_games_weaken_their_lower_levels_with_noise(name: str) -> None:
     assert any(entry.noise is not None for entry in levels(name)[:4])
