@@ -38,7 +38,7 @@ from server.http import HttpFront
 from server.live import Intent, MatchHost, new_id, player_info, storage_failure
 from server.lobby import TOPIC_ROOT, Lobby
 from server.match import Match, clean_text
-from server.metrics import Metrics
+from server.metrics import Metrics, measure_loop_lag
 from server.outbox import Outbox
 from server.protocol import Request, UndecodableRequest
 from server.storage import StorageError, Store
@@ -87,6 +87,7 @@ class Server:
         self._websockets: WebSocketServer | None = None
         self._lobby_task: asyncio.Task[None] | None = None
         self._bot_catalog_task: asyncio.Task[None] | None = None
+        self._loop_lag_task: asyncio.Task[None] | None = None
         self._handlers: dict[type[Request], Handler] = {
             protocol.LobbySubscribe: self._lobby_subscribe,
             protocol.LobbyUnsubscribe: self._lobby_unsubscribe,
@@ -145,6 +146,9 @@ class Server:
             log.info("restored %d matches hosted by %s", restored, self.config.instance_id)
         self._lobby_task = asyncio.create_task(self._follow_bus_lobby(), name="plyarena-lobby")
         self._bot_catalog_task = asyncio.create_task(self.bot_catalog.follow(self.bus), name="plyarena-bots")
+        self._loop_lag_task = asyncio.create_task(
+            measure_loop_lag(self.metrics.loop_lag_seconds), name="plyarena-loop-lag"
+        )
         await self._websockets.start_serving()
 
     async def close(self) -> None:
@@ -154,7 +158,7 @@ class Server:
             await self._websockets.wait_closed()
         await self.host.close()
         self.lobby.withdraw()
-        for task in (self._lobby_task, self._bot_catalog_task):
+        for task in (self._lobby_task, self._bot_catalog_task, self._loop_lag_task):
             if task is not None:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)

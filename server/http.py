@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import http
 import mimetypes
+import re
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -30,6 +31,9 @@ from server.storage import MATCH_STATUSES, MAX_LIST_LIMIT, MatchRecord, MoveReco
 
 WEBSOCKET_PATH = "/ws"
 DEFAULT_PAGE_SIZE = 20
+
+APP_PAGES = re.compile(r"/(?:match|replay)/[^/]+/?|/finished/?")
+"""Paths the browser client routes itself: the server answers them with its index page."""
 
 PLACEHOLDER_PAGE = """<!doctype html>
 <html lang="en">
@@ -154,7 +158,8 @@ class HttpFront:
         if status is not None and status not in MATCH_STATUSES:
             raise _bad_query(f"unknown status {status!r}; use one of {', '.join(MATCH_STATUSES)}")
         limit_text = one("limit") or str(DEFAULT_PAGE_SIZE)
-        if not limit_text.isdigit() or not 1 <= int(limit_text) <= MAX_LIST_LIMIT:
+        # ASCII digits only, and few of them: int() also reads other scripts' digits and refuses long text.
+        if not re.fullmatch("[0-9]{1,9}", limit_text) or not 1 <= int(limit_text) <= MAX_LIST_LIMIT:
             raise _bad_query(f"limit must be a whole number from 1 to {MAX_LIST_LIMIT}, not {limit_text!r}")
         limit = int(limit_text)
         records = await self.store.list_matches(
@@ -165,7 +170,7 @@ class HttpFront:
         return _json_response({"matches": page, "next_before": next_before})
 
     def _static(self, path: str) -> Response:
-        relative = "index.html" if path in ("", "/") else path.lstrip("/")
+        relative = "index.html" if path in ("", "/") or APP_PAGES.fullmatch(path) else path.lstrip("/")
         candidate = (self.static_dir / relative).resolve()
         if candidate.is_relative_to(self.static_dir) and candidate.is_file():
             content_type = mimetypes.guess_type(candidate.name)[0] or "application/octet-stream"
@@ -200,7 +205,12 @@ def match_json(record: MatchRecord, *, with_moves: bool) -> dict[str, Any]:
         ],
     }
     if with_moves:
-        body["moves"] = [_move_json(move) for move in sorted(record.moves, key=lambda move: move.ply)]
+        moves = sorted(record.moves, key=lambda move: move.ply)
+        body["moves"] = [_move_json(move) for move in moves]
+        game = GAMES.get(record.game)
+        if game is not None:
+            # Every position of the game, start first: replay viewers draw them without rules.
+            body["boards"] = [list(p.grid()) for p in game.history([move.notation for move in moves])]
     return body
 
 

@@ -252,8 +252,15 @@ class MatchHost:
             if missed is None:
                 watcher.send(self._state(live, watcher, request_id))
             else:
+                match, now = live.match, self.now()
                 catchup = MatchCatchup(
-                    match_id=live.id, log=live.log.id, seq=live.match.seq, events=missed, id=request_id
+                    match_id=live.id,
+                    log=live.log.id,
+                    seq=match.seq,
+                    events=missed,
+                    clocks_ms=match.clocks_ms(now),
+                    clock_running=match.clock.running if match.clock and match.status == LIVE else None,
+                    id=request_id,
                 )
                 watcher.send(catchup)
             self._follow(live, watcher)

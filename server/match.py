@@ -93,6 +93,11 @@ class Step:
 # --------------------------------------------------------------------------- the match
 
 
+def legal_notation(position: Position) -> list[str]:
+    """The legal moves of ``position`` in notation, so clients need no rules of their own."""
+    return [position.format_move(move) for move in position.legal_moves()]
+
+
 def clean_text(text: str, what: str, max_length: int) -> str:
     """``text`` stripped, refusing control characters and blank or over-long text (names, chat)."""
     cleaned = text.strip()
@@ -235,6 +240,8 @@ class Match:
             rematch_offer=self.rematch_offer,
             result=self.result,
             you=self.seat_of(viewer) if viewer else None,
+            board=list(self.position.grid()),
+            legal=legal_notation(self.position) if live else [],
         )
 
     # ----------------------------------------------------------------- intents
@@ -260,7 +267,17 @@ class Match:
         if None not in match.seats:
             clock = None if self.control is None else Clock.new(self.control).start(match.position.turn, now)
             match = replace(match, status=LIVE, clock=clock, turn_started=now)
-            events.append(protocol.Started(match_id=self.id, seq=0, clocks_ms=match.clocks_ms(now)))
+            position = match.position
+            events.append(
+                protocol.Started(
+                    match_id=self.id,
+                    seq=0,
+                    clocks_ms=match.clocks_ms(now),
+                    turn=position.turn,
+                    board=list(position.grid()),
+                    legal=legal_notation(position),
+                )
+            )
             effects.append(SaveStart())
         return match._step(events, effects)
 
@@ -315,6 +332,8 @@ class Match:
             move=notation,
             think_ms=think_ms,
             clocks_ms=clocks,
+            board=list(after.grid()),
+            legal=legal_notation(after),
             engine=engine,
         )
         finish = None if outcome is None else Finish(FINISHED, outcome.winner, outcome.reason)

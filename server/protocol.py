@@ -39,6 +39,8 @@ Token = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_TOKEN_LENGTH)]
 MoveText = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_MOVE_LENGTH)]
 ChatText = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_CHAT_LENGTH)]
 Count = Annotated[int, msgspec.Meta(ge=0, le=2**53)]
+Depth = Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)]
+"""A search depth: it is stored in a 32-bit column, so a larger one could not be (PostgreSQL refuses it)."""
 Score = Annotated[int, msgspec.Meta(ge=-(10**9), le=10**9)]
 SeatNumber = Annotated[int, msgspec.Meta(ge=0, le=1)]
 
@@ -73,7 +75,7 @@ class EngineInfo(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_d
     """What a bot's search said about its move: stored with the move and shown to everyone."""
 
     score: Score | None = None
-    depth: Count | None = None
+    depth: Depth | None = None
     nodes: Count | None = None
     pv: Annotated[list[MoveText], msgspec.Meta(max_length=MAX_PV_LENGTH)] = []
     time_ms: Count | None = None
@@ -293,6 +295,10 @@ class MatchState(ServerMessage, tag="match.state", kw_only=True):
     result: MatchResult | None
     you: SeatNumber | None
     """Your seat in this match, ``null`` for a spectator."""
+    board: list[str]
+    """The position as rows of characters (see :meth:`games.base.Position.grid`)."""
+    legal: list[str]
+    """The legal moves of the side to move, in notation; empty unless the match is live."""
 
 
 class MatchEvent(ServerMessage, kw_only=True, frozen=True):
@@ -309,6 +315,10 @@ class Seated(MatchEvent, tag="seated", kw_only=True):
 
 class Started(MatchEvent, tag="started", kw_only=True):
     clocks_ms: list[int] | None
+    turn: SeatNumber
+    """The seat to move first: whoever it is, the position below needs no rules to draw."""
+    board: list[str]
+    legal: list[str]
 
 
 class Moved(MatchEvent, tag="moved", kw_only=True):
@@ -319,6 +329,10 @@ class Moved(MatchEvent, tag="moved", kw_only=True):
     think_ms: int
     clocks_ms: list[int] | None
     """Both remaining times right after the move, increment included."""
+    board: list[str]
+    """The position after the move (see :meth:`games.base.Position.grid`)."""
+    legal: list[str]
+    """The legal moves that answer it, in notation; empty when the move ends the game."""
     engine: EngineInfo | None = None
 
 
@@ -384,6 +398,9 @@ class MatchCatchup(ServerMessage, tag="match.catchup", kw_only=True):
     log: str
     seq: int
     events: list[AnyMatchEvent]
+    clocks_ms: list[int] | None = None
+    """Both remaining times now (the missed events carry the times as they were then)."""
+    clock_running: SeatNumber | None = None
 
 
 # --------------------------------------------------------------------------- encoding and decoding
@@ -397,6 +414,11 @@ class _Envelope(msgspec.Struct):
 class _IdOnly(msgspec.Struct):
     id: RequestId = None
 
+
+_UNREADABLE = (msgspec.DecodeError, RecursionError, UnicodeDecodeError)
+"""What decoding a frame that is not JSON raises: msgspec raises ``RecursionError`` for nesting deeper than
+Python's recursion limit (a 4 KiB frame holds 2,000 levels) and ``UnicodeDecodeError`` for a string that is
+not UTF-8 (frames are read as bytes, unchecked)."""
 
 _envelope_decoder = msgspec.json.Decoder(_Envelope)
 _id_decoder = msgspec.json.Decoder(_IdOnly)
@@ -416,7 +438,7 @@ def decode_request(frame: bytes | str, max_bytes: int) -> Request:
         envelope = _envelope_decoder.decode(data)
     except msgspec.ValidationError as error:
         raise UndecodableRequest(ErrorCode.BAD_FIELD, str(error), peek_request_id(data, len(data))) from None
-    except msgspec.DecodeError as error:
+    except _UNREADABLE as error:
         raise UndecodableRequest(ErrorCode.BAD_JSON, f"not a JSON object: {error}", None) from None
     decoder = _request_decoders.get(envelope.type)
     if decoder is None:
@@ -430,6 +452,8 @@ def decode_request(frame: bytes | str, max_bytes: int) -> Request:
         return decoder.decode(data)
     except msgspec.ValidationError as error:
         raise UndecodableRequest(ErrorCode.BAD_FIELD, str(error), envelope.id) from None
+    except _UNREADABLE as error:
+        raise UndecodableRequest(ErrorCode.BAD_JSON, f"not a JSON object: {error}", envelope.id) from None
 
 
 def peek_request_id(frame: bytes | str, max_bytes: int) -> RequestId:
@@ -438,7 +462,7 @@ def peek_request_id(frame: bytes | str, max_bytes: int) -> RequestId:
         return None
     try:
         return _id_decoder.decode(frame).id
-    except msgspec.MsgspecError:
+    except (msgspec.MsgspecError, *_UNREADABLE):
         return None
 
 

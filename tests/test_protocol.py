@@ -93,7 +93,9 @@ def test_a_frame_over_the_limit_is_refused_before_decoding_yet_keeps_its_id() ->
 
 
 def test_server_messages_leave_out_an_absent_id_but_errors_always_carry_one() -> None:
-    moved = protocol.Moved(match_id="m", seq=1, ply=0, seat=0, move="4", think_ms=5, clocks_ms=None)
+    moved = protocol.Moved(
+        match_id="m", seq=1, ply=0, seat=0, move="4", think_ms=5, clocks_ms=None, board=[], legal=[]
+    )
     assert "id" not in json.loads(encode(moved))
     assert json.loads(encode(protocol.error_message(ErrorCode.BAD_JSON, "no", None)))["id"] is None
     assert json.loads(encode(protocol.Ok(id="q")))["id"] == "q"

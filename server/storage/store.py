@@ -321,6 +321,8 @@ class Store:
         """
         if limit < 1:
             raise ValueError(f"limit must be at least 1, not {limit}")
+        if not all(_storable(value) for value in (game, status, player_id, before) if value is not None):
+            return []
         statement = _with_seats(select(MatchRow))
         if game is not None:
             statement = statement.where(MatchRow.game == game)
@@ -346,6 +348,8 @@ class Store:
 
     async def get_match(self, match_id: str) -> MatchRecord | None:
         """One match with its seats and every move, or ``None``."""
+        if not _storable(match_id):
+            return None
         statement = (
             _with_seats(select(MatchRow)).options(selectinload(MatchRow.moves)).where(MatchRow.id == match_id)
         )
@@ -557,6 +561,12 @@ def _is_unavailable(error: BaseException) -> bool:
     if isinstance(error, DBAPIError) and error.connection_invalidated:
         return True
     return isinstance(error, OperationalError | InterfaceError | OSError | TimeoutError)
+
+
+def _storable(text: str) -> bool:
+    """Whether ``text`` could be a stored value: PostgreSQL text cannot hold NUL, so an id with one names
+    nothing here (and PostgreSQL would answer a query for it with an error, not with no rows)."""
+    return "\x00" not in text
 
 
 def _fail(future: asyncio.Future[None], error: StorageError) -> None:
