@@ -24,12 +24,22 @@ log = logging.getLogger(__name__)
 OFFERS_TOPICS = "plyarena/v1/bots/+"
 
 
+class BotRating(msgspec.Struct, frozen=True):
+    """A level's measured Elo and its 95% interval, as the fleet announces it."""
+
+    elo: int
+    ci_low: int
+    ci_high: int
+    games: int = 0
+
+
 class OfferedBot(msgspec.Struct, frozen=True):
     level: int
     style: str
     name: str
     description: str = ""
     player: str = ""
+    rating: BotRating | None = None
 
 
 class FleetOffer(msgspec.Struct, frozen=True):
@@ -82,6 +92,7 @@ class BotCatalog:
                             "name": bot.name,
                             "description": bot.description,
                             "player": bot.player,
+                            "rating": None if bot.rating is None else msgspec.structs.asdict(bot.rating),
                             "available": False,
                         },
                     )

@@ -40,13 +40,16 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(run_arena(config, None if args.no_bots else args))
 
 
-async def run_arena(config: ServerConfig, fleet_args: argparse.Namespace | None) -> int:
-    """Serve (with a fleet unless ``fleet_args`` is ``None``) until SIGINT or SIGTERM."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(signum, stop.set)
+async def run_arena(
+    config: ServerConfig, fleet_args: argparse.Namespace | None, stop: asyncio.Event | None = None
+) -> int:
+    """Serve (with a fleet unless ``fleet_args`` is ``None``) until ``stop`` is set, or SIGINT or SIGTERM."""
+    if stop is None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(signum, stop.set)
     async with running_server(config) as server:
         print(f"Ply Arena is running at {server.http_url}/", flush=True)
         print(f"  WebSocket endpoint {server.ws_url} (instance {server.config.instance_id})", flush=True)

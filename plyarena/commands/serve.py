@@ -10,6 +10,7 @@ import signal
 
 from server.app import running_server
 from server.config import DEFAULT_HOST, DEFAULT_PORT, ServerConfig, new_instance_id
+from server.limits import raise_open_files_limit
 from server.storage.engine import DEFAULT_DATABASE_URL
 
 HELP = "serve the WebSocket protocol, the HTTP API and the browser client on one port"
@@ -68,6 +69,7 @@ def _default_instance_id(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("websockets").setLevel(logging.WARNING)
+    raise_open_files_limit()  # one descriptor per connection
     return asyncio.run(serve_until_stopped(config_from(args)))
 
 

@@ -1,0 +1,471 @@
+"""The bot client: one bot identity on one server, playing any number of matches over protocol v1.
+
+A :class:`BotPlayer` is an ordinary WebSocket client. It says hello as a bot
+whose name tells its style, game and level (``alphabeta-c4-L5``), takes seats
+when asked (:meth:`BotPlayer.join`), and for each match it holds a seat in
+keeps a :class:`MatchSession`: the event log it follows, the last sequence
+number it applied, the moves, the clocks. When its side is to move it asks the
+fleet's :class:`bots.pool.SearchPool` for a move, with a time budget from its
+clock, and sends the move with the search's info.
+
+When the connection drops or the server restarts, its :class:`bots.link.Link`
+reconnects and says hello with the bot's token; the bot then asks, for every
+match it follows, for the events after the last sequence number it saw (or a
+full state), and plays on. A move is always sent with the ply it answers, so a
+move sent twice across a reconnection is recognised by the server, never
+played twice. Draw and rematch offers are answered by :mod:`bots.manners`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+from bots import wire
+from bots.capacity import Capacity, Ticket
+from bots.levels import level as level_row
+from bots.link import DEFAULT_BACKOFF, Backoff, Link, RequestFailed
+from bots.manners import DEFAULT_MANNERS, Manners
+from bots.pool import PoolFailedError, SearchError, SearchPool, ThinkRequest, ThinkResult
+from bots.timing import Clock, think_budget_ms
+from games import Position, get_game
+
+log = logging.getLogger(__name__)
+
+GAME_CODES = {"tictactoe": "ttt", "connect4": "c4", "othello": "oth", "checkers": "chk"}
+"""Short game names for bot names; a game not listed goes by its full name."""
+
+RETRY_CODES = frozenset({"rate_limited", "unavailable", "internal"})
+"""Error codes after which a move is sent again (nothing changed on the server)."""
+RETRY_DELAY_S = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class BotSpec:
+    """Which bot: a game and one of its levels, with that level's search style."""
+
+    game: str
+    level: int
+    style: str
+
+    @classmethod
+    def of(cls, game: str, level: int) -> BotSpec:
+        """The bot playing ``level`` of ``game``, as the level table describes it."""
+        return cls(game, level, level_row(game, level).style)
+
+    @property
+    def name(self) -> str:
+        """The name it says hello with: style, game and level, e.g. ``alphabeta-c4-L5``."""
+        return f"{self.style}-{GAME_CODES.get(self.game, self.game)}-L{self.level}"
+
+
+@dataclass(slots=True)
+class MatchSession:
+    """What a bot knows of one match it holds a seat in."""
+
+    match_id: str
+    ticket: Ticket | None = None
+    """The fleet's place this game takes, given back when the game ends."""
+    log: str | None = None
+    """The event log the sequence numbers belong to; ``None`` until the first ``match.state``."""
+    seq: int = 0
+    game: str = ""
+    status: str = "open"
+    you: int | None = None
+    moves: list[str] = field(default_factory=list)
+    position: Position | None = None
+    time_control: str = "untimed"
+    clocks_ms: list[int] | None = None
+    clocks_seen_at: float = 0.0
+    """``time.monotonic()`` when ``clocks_ms`` arrived: the running clock has ticked since."""
+    last_score: int | None = None
+    thinking: asyncio.Task[None] | None = None
+    rematch_ticket: Ticket | None = None
+    leave_timer: asyncio.TimerHandle | None = None
+
+    @property
+    def ply(self) -> int:
+        return len(self.moves)
+
+    @property
+    def our_turn(self) -> bool:
+        return self.status == "live" and self.position is not None and self.position.turn == self.you
+
+    @property
+    def over(self) -> bool:
+        return self.status in ("finished", "aborted")
+
+    def clock(self) -> Clock | None:
+        """Our clock now, or ``None`` when untimed."""
+        if self.clocks_ms is None or self.you is None:
+            return None
+        elapsed_ms = (time.monotonic() - self.clocks_seen_at) * 1000 if self.our_turn else 0.0
+        remaining = max(0, int(self.clocks_ms[self.you] - elapsed_ms))
+        return Clock(remaining, wire.increment_ms(self.time_control))
+
+
+class BotPlayer:
+    """One bot on one server; see the module docstring.
+
+    ``capacity`` is the fleet's game limit (it decides rematches); ``seed`` makes
+    the bot's choices among equal moves reproducible; ``token`` comes back as an
+    existing player (another connection of the same bot, say).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        spec: BotSpec,
+        pool: SearchPool,
+        *,
+        manners: Manners = DEFAULT_MANNERS,
+        capacity: Capacity | None = None,
+        backoff: Backoff = DEFAULT_BACKOFF,
+        seed: int | None = None,
+        token: str | None = None,
+        resume: Callable[[str], bool] | None = None,
+    ) -> None:
+        self.url = url
+        self.spec = spec
+        self.pool = pool
+        self.manners = manners
+        self.capacity = capacity if capacity is not None else Capacity(None)
+        self.link = Link(url, spec.name, self, token=token, backoff=backoff, seed=seed)
+        self.resume = resume
+        """Whether to take up a match the server says we sit in but this bot does not follow
+        (``None``: every one); a fleet whose bot shares its identity over several connections
+        leaves a match to the connection that plays it."""
+        self.sessions: dict[str, MatchSession] = {}
+        self.results: dict[str, wire.MatchResult] = {}
+        """How each finished match ended, by match id."""
+        self._rng = random.Random(seed)
+        self._level_budget_ms = level_row(spec.game, spec.level).time_ms
+        self._task: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Connect in the background (and stay connected)."""
+        if self._task is None:
+            self._task = asyncio.create_task(self.link.run(), name=f"bot {self.spec.name} @ {self.url}")
+
+    async def close(self) -> None:
+        """Stop playing: cancel searches, give back every ticket, disconnect."""
+        for session in self.sessions.values():
+            self._forget(session)
+        self.sessions.clear()
+        for task in self._tasks:
+            task.cancel()
+        await self.link.close()
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def __aenter__(self) -> BotPlayer:
+        self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    @property
+    def playing(self) -> int:
+        """Matches this bot holds a seat in that have not ended."""
+        return sum(1 for session in self.sessions.values() if not session.over)
+
+    # ------------------------------------------------------------------ asking for seats
+
+    async def join(self, match_id: str, seat: int | None = None, ticket: Ticket | None = None) -> None:
+        """Take a seat in ``match_id`` (any free one if ``seat`` is ``None``) and play it.
+
+        Raises :class:`bots.link.RequestFailed` if the server refuses (seat taken,
+        match gone), ``ConnectionError`` or ``TimeoutError`` if it cannot be asked.
+        ``ticket`` is released when the match ends, or at once if the seat is refused.
+        """
+        if match_id in self.sessions:
+            raise ValueError(f"{self.spec.name} already plays match {match_id!r}")
+        await self._connected()
+        session = self.sessions[match_id] = MatchSession(match_id, ticket=ticket)
+        try:
+            await self.link.request(wire.JoinMatch(match_id=match_id, seat=seat))
+        except BaseException:
+            if session.log is None:  # never got a state: we are not in this match
+                self._forget(self.sessions.pop(match_id))
+            raise
+
+    async def create(
+        self,
+        game: str,
+        *,
+        time_control: str = "untimed",
+        seat: int | str = "random",
+        visibility: str = "public",
+        bot: wire.BotRequest | None = None,
+        ticket: Ticket | None = None,
+    ) -> str:
+        """Open a match, seated in it (e.g. asking a fleet for a ``bot`` opponent); returns its id."""
+        await self._connected()
+        reply = await self.link.request(
+            wire.CreateMatch(game=game, time_control=time_control, seat=seat, visibility=visibility, bot=bot)
+        )
+        if not isinstance(reply, wire.MatchState):
+            raise RuntimeError(f"expected match.state in reply to match.create, got {type(reply).__name__}")
+        self.sessions.setdefault(reply.match_id, MatchSession(reply.match_id)).ticket = ticket
+        return reply.match_id
+
+    async def _connected(self) -> None:
+        self.start()
+        await self.link.wait_connected()
+
+    # ------------------------------------------------------------------ link callbacks
+
+    async def on_welcome(self, welcome: wire.Welcome) -> None:
+        """(Re)connected: catch up on every match we follow, and on any the server says we sit in."""
+        followed = {match_id for match_id, session in self.sessions.items() if session.log is not None}
+        # Listed but not followed: one we never heard of, or one whose join reply the drop swallowed.
+        listed = {match_id for match_id in welcome.matches if match_id not in followed}
+        if self.resume is not None:
+            listed = {match_id for match_id in listed if self.resume(match_id)}
+        for match_id in followed | listed:
+            self._spawn(self._catch_up(self.sessions.setdefault(match_id, MatchSession(match_id))))
+
+    async def on_message(self, message: wire.Incoming) -> None:
+        if isinstance(message, wire.MatchState):
+            self._adopt(message)
+        elif isinstance(message, wire.MatchCatchup):
+            session = self.sessions.get(message.match_id)
+            if session is None:
+                return
+            if message.log != session.log:
+                self._spawn(self._catch_up(session, full=True))
+                return
+            for event in message.events:
+                await self._apply(session, event)
+        elif isinstance(message, wire.MatchEvent):
+            session = self.sessions.get(message.match_id)
+            if session is not None:
+                await self._apply(session, message)
+        elif isinstance(message, wire.Error) and message.id is None:
+            log.warning("%s: server error %s: %s", self.spec.name, message.code, message.message)
+        elif isinstance(message, wire.Unknown):
+            pass  # already logged by the link
+        if isinstance(message, wire.MatchState | wire.MatchCatchup | wire.MatchEvent):
+            session = self.sessions.get(message.match_id)
+            if session is not None:
+                self._think_if_our_turn(session)
+
+    # ------------------------------------------------------------------ following a match
+
+    async def _catch_up(self, session: MatchSession, *, full: bool = False) -> None:
+        """Ask for what we missed of ``session`` (everything, if ``full`` or we never saw its state)."""
+        if full or session.log is None:
+            request = wire.WatchMatch(match_id=session.match_id)
+        else:
+            request = wire.WatchMatch(match_id=session.match_id, since=session.seq, log=session.log)
+        try:
+            await self.link.request(request)
+        except RequestFailed as error:
+            if error.error.code == "not_found":
+                log.warning("%s: match %s is gone from %s", self.spec.name, session.match_id, self.url)
+                self._forget(self.sessions.pop(session.match_id))
+            else:
+                log.warning("%s: cannot follow %s: %s", self.spec.name, session.match_id, error)
+        except (ConnectionError, TimeoutError) as error:
+            log.info("%s: catching up on %s failed (%s); will retry on reconnect", self.spec.name,
+                     session.match_id, error)  # fmt: skip
+
+    def _adopt(self, state: wire.MatchState) -> None:
+        """Start over from a full state of the match."""
+        session = self.sessions.get(state.match_id)
+        if session is None:
+            if state.you is None:
+                return  # a match we only looked at
+            session = self.sessions[state.match_id] = MatchSession(state.match_id)
+        session.log = state.log
+        session.seq = state.seq
+        session.game = state.game
+        session.status = state.status
+        session.you = state.you
+        session.moves = list(state.moves)
+        session.position = get_game(state.game).replay(state.moves)
+        session.time_control = state.options.time_control
+        self._set_clocks(session, state.clocks_ms)
+        if session.over:
+            self._finished(session, state.result or wire.MatchResult(state.status, None, state.status))
+        offered = state.rematch_offer if session.over else state.draw_offer
+        if offered is not None and offered != session.you:
+            self._spawn(self._answer_rematch(session) if session.over else self._answer_draw(session))
+
+    async def _apply(self, session: MatchSession, event: wire.MatchEvent) -> None:
+        """Apply one event in sequence; a gap means we missed some: ask for them."""
+        if session.log is None or event.seq <= session.seq:
+            return  # before our first state, or a duplicate
+        if event.seq != session.seq + 1:
+            self._spawn(self._catch_up(session))
+            return
+        session.seq = event.seq
+        if isinstance(event, wire.Started):
+            session.status = "live"
+            self._set_clocks(session, event.clocks_ms)
+        elif isinstance(event, wire.Moved):
+            if not self._record_move(session, event):
+                self._spawn(self._catch_up(session, full=True))
+        elif isinstance(event, wire.Ended):
+            session.status = event.status
+            self._set_clocks(session, event.clocks_ms)
+            self._finished(session, wire.MatchResult(event.status, event.winner, event.reason))
+        elif isinstance(event, wire.DrawOffered) and event.seat != session.you:
+            await self._answer_draw(session)
+        elif isinstance(event, wire.RematchOffered) and event.seat != session.you:
+            await self._answer_rematch(session)
+        elif isinstance(event, wire.RematchDeclined | wire.RematchStarted):
+            self._rematch_settled(session, event)
+
+    def _record_move(self, session: MatchSession, event: wire.Moved) -> bool:
+        """Play ``event``'s move on our copy; ``False`` if it does not fit (we are out of sync)."""
+        if event.ply != session.ply or session.position is None:
+            log.warning("%s: %s: move %r answers ply %d but we are at %d; resyncing", self.spec.name,
+                        session.match_id, event.move, event.ply, session.ply)  # fmt: skip
+            return False
+        session.position = session.position.play(session.position.parse_move(event.move))
+        session.moves.append(event.move)
+        self._set_clocks(session, event.clocks_ms)
+        return True
+
+    def _set_clocks(self, session: MatchSession, clocks_ms: list[int] | None) -> None:
+        session.clocks_ms = list(clocks_ms) if clocks_ms is not None else None
+        session.clocks_seen_at = time.monotonic()
+
+    # ------------------------------------------------------------------ playing
+
+    def _think_if_our_turn(self, session: MatchSession) -> None:
+        if not session.our_turn:
+            return
+        if session.thinking is not None and not session.thinking.done():
+            return  # already thinking about this ply; it checks the ply before sending
+        name = f"{self.spec.name} {session.match_id} ply {session.ply}"
+        session.thinking = asyncio.get_running_loop().create_task(
+            self._think_and_move(session, session.ply), name=name
+        )
+
+    async def _think_and_move(self, session: MatchSession, ply: int) -> None:
+        clock = session.clock()
+        request = ThinkRequest(
+            game=session.game,
+            moves=tuple(session.moves),
+            level=self.spec.level,
+            budget_ms=think_budget_ms(self._level_budget_ms, clock),
+            seed=self._rng.getrandbits(32),
+            # Waiting for a worker costs clock time, so it comes off a clock's budget; an untimed
+            # level's budget is its search time, counted from when the search starts.
+            submitted_at=time.time() if clock is not None else None,
+        )
+        started = time.monotonic()
+        try:
+            result = await self.pool.think(request)
+        except (SearchError, PoolFailedError):
+            log.exception("%s: search failed in %s; playing a random move", self.spec.name, session.match_id)
+            result = self._any_move(session)
+        session.last_score = result.score
+        engine = wire.EngineInfo(
+            score=result.score,
+            depth=result.depth,
+            nodes=result.nodes,
+            pv=list(result.pv[: wire.MAX_PV_LENGTH]),
+            time_ms=round((time.monotonic() - started) * 1000),
+        )
+        move = wire.PlayMove(match_id=session.match_id, ply=ply, move=result.move, engine=engine)
+        while session.ply == ply and session.our_turn:
+            await self.link.connected.wait()
+            try:
+                await self.link.request(move)
+                return
+            except RequestFailed as error:
+                if error.error.code not in RETRY_CODES:
+                    if error.error.code not in ("stale_ply", "not_your_turn", "match_over"):
+                        log.error("%s: move %s refused in %s: %s", self.spec.name, result.move,
+                                  session.match_id, error)  # fmt: skip
+                    return
+            except (ConnectionError, TimeoutError):
+                pass  # resent once reconnected, unless the catch-up shows it was played
+            await asyncio.sleep(RETRY_DELAY_S)
+
+    def _any_move(self, session: MatchSession) -> ThinkResult:
+        """A random legal move: better than losing on time when the pool cannot search."""
+        assert session.position is not None
+        move = session.position.format_move(self._rng.choice(session.position.legal_moves()))
+        return ThinkResult(move=move, score=0, depth=0, nodes=0, pv=(move,), think_ms=0)
+
+    # ------------------------------------------------------------------ offers and endings
+
+    async def _answer_draw(self, session: MatchSession) -> None:
+        accept = self.manners.accepts_draw(session.last_score)
+        answer = wire.AcceptDraw if accept else wire.DeclineDraw
+        await self.link.send(answer(match_id=session.match_id))
+
+    async def _answer_rematch(self, session: MatchSession) -> None:
+        if session.rematch_ticket is not None:
+            return  # already accepted
+        ticket = self.capacity.claim(f"rematch of {session.match_id}")
+        if ticket is not None and self.manners.accepts_rematch(has_room=True):
+            session.rematch_ticket = ticket
+            await self.link.send(wire.AcceptRematch(match_id=session.match_id))
+            return
+        if ticket is not None:
+            ticket.release()
+        await self.link.send(wire.DeclineRematch(match_id=session.match_id))
+
+    def _rematch_settled(self, session: MatchSession, event: wire.MatchEvent) -> None:
+        ticket, session.rematch_ticket = session.rematch_ticket, None
+        if isinstance(event, wire.RematchStarted) and ticket is not None:
+            # The server follows the new match for us and sends its match.state.
+            self.sessions.setdefault(event.new_match_id, MatchSession(event.new_match_id)).ticket = ticket
+        elif ticket is not None:
+            ticket.release()
+
+    def _finished(self, session: MatchSession, result: wire.MatchResult) -> None:
+        """The game is over: give back its place, and leave once a rematch can no longer come."""
+        self.results[session.match_id] = result
+        if session.ticket is not None:
+            session.ticket.release()
+        if session.thinking is not None:
+            session.thinking.cancel()
+        if session.leave_timer is None:
+            log.info("%s: %s ended (%s, winner %s)", self.spec.name, session.match_id, result.reason,
+                     result.winner)  # fmt: skip
+            session.leave_timer = asyncio.get_running_loop().call_later(
+                self.manners.rematch_window_s, lambda: self._spawn(self._leave(session.match_id))
+            )
+
+    async def _leave(self, match_id: str) -> None:
+        session = self.sessions.pop(match_id, None)
+        if session is None:
+            return
+        self._forget(session)
+        await self.link.send(wire.LeaveMatch(match_id=match_id))
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        """Run ``coroutine`` beside the reading loop (see :meth:`bots.link.LinkOwner.on_message`)."""
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("%s: %s failed", self.spec.name, task.get_coro(), exc_info=task.exception())
+
+    def _forget(self, session: MatchSession) -> None:
+        for ticket in (session.ticket, session.rematch_ticket):
+            if ticket is not None:
+                ticket.release()
+        if session.thinking is not None:
+            session.thinking.cancel()
+        if session.leave_timer is not None:
+            session.leave_timer.cancel()

@@ -1,0 +1,392 @@
+"""The fleet: watches lobbies and seats bots, sharing one search pool, up to a number of games.
+
+A fleet follows one or more lobby feeds (:mod:`bots.lobby_feeds`) and seats a
+bot (a :class:`bots.client.BotPlayer`, one per server, game and level, each
+playing as many matches as it is given):
+
+- **at once** in an open match whose lobby entry asks for a bot of a level (and
+  optionally a style) the fleet offers;
+- **after** ``idle_wait_s`` in a public match where a person has waited that
+  long with nobody joining, at the fleet's ``public_level`` (or the offered
+  level nearest to it);
+- never in more than ``max_games`` matches at once. When full, the fleet does
+  not drop a request: it logs it, marks its published offer ``full``, and seats
+  the waiting requests in order as soon as games end.
+
+Its offer (:mod:`bots.offer`) is published retained on the broker and/or
+through an ``announce`` callback, so servers can list the bots at ``/api/bots``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from bots import wire
+from bots.capacity import Capacity, Ticket
+from bots.client import BotPlayer, BotSpec
+from bots.levels import LEVEL_COUNT, level_table
+from bots.link import DEFAULT_BACKOFF, Backoff, RequestFailed
+from bots.lobby_feeds import MqttLobby, ServerLobby
+from bots.manners import DEFAULT_MANNERS, Manners
+from bots.offer import build_offer, encode_offer, offer_topic
+from bots.pool import SearchPool
+
+log = logging.getLogger(__name__)
+
+GAMES_PER_CONNECTION = 4
+"""Games one bot connection plays at once; servers limit requests per connection (20/s by default)."""
+
+Announce = Callable[[str, bytes], Awaitable[None]]
+"""Publish ``payload`` retained on ``topic`` (a bus the servers read)."""
+
+
+def new_fleet_id() -> str:
+    return f"fleet-{secrets.token_hex(3)}"
+
+
+def parse_levels(text: str | None) -> dict[str, tuple[int, ...]]:
+    """The levels a fleet offers, from ``--levels``.
+
+    ``None`` or ``""``: every level of every game. Otherwise comma-separated items,
+    each ``GAME:SPEC`` or a bare ``SPEC`` for every game, a ``SPEC`` being a level
+    (``3``) or a range (``1-5``): ``connect4:1-8,othello:3`` or ``1-4``.
+    """
+    table = level_table()
+    if not text:
+        return {game: tuple(range(1, len(rows) + 1)) for game, rows in sorted(table.items())}
+    offer: dict[str, set[int]] = {}
+    for item in (part.strip() for part in text.split(",")):
+        game, _, spec = item.rpartition(":")
+        games = [game] if game else sorted(table)
+        if game and game not in table:
+            known = ", ".join(sorted(table))
+            raise ValueError(f"--levels item {item!r}: unknown game {game!r}; games: {known}")
+        low, _, high = spec.partition("-")
+        try:
+            first, last = int(low), int(high or low)
+        except ValueError:
+            raise ValueError(f"--levels item {item!r}: expected a level or a range like 1-5") from None
+        if not 1 <= first <= last <= LEVEL_COUNT:
+            raise ValueError(f"--levels item {item!r}: levels run from 1 to {LEVEL_COUNT}")
+        for name in games:
+            offer.setdefault(name, set()).update(range(first, last + 1))
+    return {game: tuple(sorted(levels)) for game, levels in sorted(offer.items())}
+
+
+@dataclass(frozen=True, slots=True)
+class FleetConfig:
+    levels: dict[str, tuple[int, ...]] = field(default_factory=lambda: parse_levels(None))
+    """Which levels of which games the fleet seats bots for."""
+    max_games: int = 8
+    idle_wait_s: float | None = 30.0
+    """How long a person waits alone in a public match before a bot joins; ``None``: never."""
+    public_level: int = 3
+    """The level of the bot that joins a public match nobody joined."""
+    fleet_id: str = field(default_factory=new_fleet_id)
+    manners: Manners = DEFAULT_MANNERS
+    backoff: Backoff = DEFAULT_BACKOFF
+
+
+@dataclass(slots=True)
+class _Known:
+    """A lobby entry the fleet has seen, and where to reach its match."""
+
+    entry: wire.LobbyEntry
+    url: str
+    source: str
+    idle_timer: asyncio.TimerHandle | None = None
+
+
+class Fleet:
+    """See the module docstring. ``await fleet.run()`` until cancelled, then ``await fleet.close()``."""
+
+    def __init__(self, pool: SearchPool, config: FleetConfig, *, announce: Announce | None = None) -> None:
+        for game, levels in config.levels.items():
+            if not levels:
+                raise ValueError(f"fleet offers no level of {game!r}")
+        if config.max_games < 1:
+            raise ValueError(f"max_games must be >= 1, got {config.max_games}")
+        self.pool = pool
+        self.config = config
+        self.capacity = Capacity(config.max_games, on_release=self._released)
+        self.players: dict[tuple[str, BotSpec], list[BotPlayer]] = {}
+        """The bots by server URL and spec: one connection per :data:`GAMES_PER_CONNECTION` games."""
+        self.seated_at: dict[str, float] = {}
+        """Seconds from first seeing each match that asks for a bot to being seated in it, for the record."""
+        self._feeds: list[ServerLobby | MqttLobby] = []
+        self._announcers: list[Announce] = [announce] if announce is not None else []
+        self._known: dict[str, _Known] = {}
+        self._first_seen: dict[str, float] = {}
+        self._joining: set[str] = set()
+        self._seated: set[str] = set()
+        self._waiting: dict[str, BotSpec] = {}
+        """Requests that came while full, oldest first: seated as games end."""
+        self._was_full = False
+        self._tasks: set[asyncio.Task[object]] = set()
+        self._feed_tasks: list[asyncio.Task[None]] = []
+        self._run_task: asyncio.Task[None] | None = None
+
+    # ------------------------------------------------------------------ wiring
+
+    def follow_server(self, url: str) -> None:
+        """Follow the live lobby feed of the server at ``url`` (``ws://host:port/ws``)."""
+        self._feeds.append(ServerLobby(url, self, name=self.config.fleet_id, backoff=self.config.backoff))
+
+    def follow_mqtt(self, mqtt_url: str) -> None:
+        """Follow the lobby topics of every server sharing the broker at ``mqtt_url``; offer bots there."""
+        feed = MqttLobby(
+            mqtt_url, self, identifier=self.config.fleet_id, offer_topic=offer_topic(self.config.fleet_id),
+            backoff=self.config.backoff,
+        )  # fmt: skip
+        self._feeds.append(feed)
+        self._announcers.append(lambda _topic, payload: feed.announce(payload))
+
+    async def run(self) -> None:
+        """Follow every feed until :meth:`close` (or until cancelled)."""
+        if not self._feeds:
+            raise ValueError("a fleet needs a server or an MQTT broker to follow")
+        self._feed_tasks = [
+            asyncio.create_task(feed.run(), name=f"lobby feed {feed.url}") for feed in self._feeds
+        ]
+        await self._announce()
+        try:
+            await asyncio.gather(*self._feed_tasks)
+        finally:
+            for task in self._feed_tasks:
+                task.cancel()
+
+    def start(self) -> None:
+        """Run in the background; :meth:`close` stops it."""
+        if self._run_task is None:
+            self._run_task = asyncio.create_task(self.run(), name=f"fleet {self.config.fleet_id}")
+
+    async def run_until(self, stop: asyncio.Event) -> None:
+        """Wait until ``stop`` is set; raise at once if the fleet fails instead (a bad URL, say)."""
+        self.start()
+        assert self._run_task is not None
+        stopping = asyncio.create_task(stop.wait())
+        try:
+            await asyncio.wait([stopping, self._run_task], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopping.cancel()
+        if self._run_task.done() and not self._run_task.cancelled():
+            self._run_task.result()
+
+    async def close(self) -> None:
+        """Withdraw the offer, stop every feed and bot (games in progress are left to their grace period)."""
+        for announce in self._announcers:
+            try:
+                await announce(offer_topic(self.config.fleet_id), b"")
+            except Exception as error:
+                log.info("could not withdraw the offer: %s", error)
+        for known in self._known.values():
+            if known.idle_timer is not None:
+                known.idle_timer.cancel()
+        tasks = [*self._tasks, *self._feed_tasks, *([self._run_task] if self._run_task else [])]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*(player.close() for player in self.bots()), return_exceptions=True)
+        await asyncio.gather(*(feed.close() for feed in self._feeds if isinstance(feed, ServerLobby)))
+
+    async def __aenter__(self) -> Fleet:
+        self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    @property
+    def playing(self) -> int:
+        return self.capacity.in_use
+
+    # ------------------------------------------------------------------ lobby sink
+
+    def lobby_snapshot(self, source: str, entries: list[tuple[wire.LobbyEntry, str]]) -> None:
+        current = {entry.match_id for entry, _ in entries}
+        gone = [match_id for match_id, known in self._known.items() if known.source == source]
+        for match_id in gone:
+            if match_id not in current:
+                self.lobby_gone(source, match_id)
+        for entry, url in entries:
+            self.lobby_entry(source, entry, url)
+
+    def lobby_entry(self, source: str, entry: wire.LobbyEntry, url: str) -> None:
+        known = self._known.get(entry.match_id)
+        if known is None:
+            known = self._known[entry.match_id] = _Known(entry, url, source)
+            self._first_seen[entry.match_id] = time.monotonic()
+        else:
+            known.entry, known.url, known.source = entry, url, source
+        self._consider(known)
+
+    def lobby_gone(self, source: str, match_id: str) -> None:
+        known = self._known.pop(match_id, None)
+        if known is not None and known.idle_timer is not None:
+            known.idle_timer.cancel()
+        self._first_seen.pop(match_id, None)
+        self._waiting.pop(match_id, None)
+
+    # ------------------------------------------------------------------ deciding
+
+    def _consider(self, known: _Known) -> None:
+        entry = known.entry
+        match_id = entry.match_id
+        if match_id in self._joining or match_id in self._seated:
+            return
+        if entry.status != "open" or not entry.open_seats or entry.game not in self.config.levels:
+            self._stop_waiting(known)
+            return
+        if entry.bot is not None:
+            spec = self._requested(entry.game, entry.bot)
+            if spec is None:
+                style = f" ({entry.bot.style})" if entry.bot.style else ""
+                log.info("match %s asks for a %s bot of level %d%s, which this fleet does not offer",
+                         match_id, entry.game, entry.bot.level, style)  # fmt: skip
+                return
+            self._seat(known, spec)
+        elif self.config.idle_wait_s is not None and _a_person_waits(entry) and known.idle_timer is None:
+            known.idle_timer = asyncio.get_running_loop().call_later(
+                self.config.idle_wait_s, self._idle_too_long, match_id
+            )
+
+    def _stop_waiting(self, known: _Known) -> None:
+        if known.idle_timer is not None:
+            known.idle_timer.cancel()
+            known.idle_timer = None
+        self._waiting.pop(known.entry.match_id, None)
+
+    def _idle_too_long(self, match_id: str) -> None:
+        known = self._known.get(match_id)
+        if known is None:
+            return
+        known.idle_timer = None
+        entry = known.entry
+        if entry.status == "open" and entry.open_seats and _a_person_waits(entry) and entry.bot is None:
+            self._seat(known, self._public_bot(entry.game))
+
+    def _requested(self, game: str, request: wire.BotRequest) -> BotSpec | None:
+        if request.level not in self.config.levels[game]:
+            return None
+        spec = BotSpec.of(game, request.level)
+        return spec if request.style in (None, spec.style) else None
+
+    def _public_bot(self, game: str) -> BotSpec:
+        offered = self.config.levels[game]
+        nearest = min(offered, key=lambda number: (abs(number - self.config.public_level), number))
+        return BotSpec.of(game, nearest)
+
+    # ------------------------------------------------------------------ seating
+
+    def _seat(self, known: _Known, spec: BotSpec) -> None:
+        match_id = known.entry.match_id
+        ticket = self.capacity.claim(match_id)
+        if ticket is None:
+            if match_id not in self._waiting:
+                self._waiting[match_id] = spec
+                log.warning("fleet full (%d of %d games): match %s waits for a %s", self.capacity.in_use,
+                            self.config.max_games, match_id, spec.name)  # fmt: skip
+            self._changed()
+            return
+        self._waiting.pop(match_id, None)
+        self._joining.add(match_id)
+        self._spawn(self._join(known, spec, ticket))
+        self._changed()
+
+    async def _join(self, known: _Known, spec: BotSpec, ticket: Ticket) -> None:
+        match_id = known.entry.match_id
+        player = self._player(known.url, spec)
+        try:
+            await player.join(match_id, ticket=ticket)
+        except (RequestFailed, ConnectionError, TimeoutError) as error:
+            log.info("could not seat %s in %s: %s", spec.name, match_id, error)
+            ticket.release()
+            if not isinstance(error, RequestFailed) and not player.sessions:
+                # An unreachable server (a stale lobby entry, say): do not keep a bot knocking on its door.
+                shards = self.players.get((known.url, spec), [])
+                if player in shards:
+                    shards.remove(player)
+                await player.close()
+        else:
+            self._seated.add(match_id)
+            waited = time.monotonic() - self._first_seen.get(match_id, time.monotonic())
+            self.seated_at[match_id] = waited
+            log.info("seated %s in %s at %s (%.0f ms after the lobby showed it)", spec.name, match_id,
+                     known.url, waited * 1000)  # fmt: skip
+        finally:
+            self._joining.discard(match_id)
+
+    def _player(self, url: str, spec: BotSpec) -> BotPlayer:
+        """The bot to seat: a connection of ``spec`` at ``url`` with room, or a new one.
+
+        A server limits each connection's requests per second, so one connection
+        plays at most :data:`GAMES_PER_CONNECTION` games; more connections of the
+        same bot share its token, so it stays one player.
+        """
+        shards = self.players.setdefault((url, spec), [])
+        for player in shards:
+            if player.playing < GAMES_PER_CONNECTION:
+                return player
+        token = next((player.link.token for player in shards if player.link.token), None)
+        player = BotPlayer(
+            url, spec, self.pool, manners=self.config.manners, capacity=self.capacity,
+            backoff=self.config.backoff, token=token,
+        )  # fmt: skip
+        # After a reconnection, leave a match the server lists to the connection that plays it.
+        player.resume = lambda match_id: (
+            not any(match_id in shard.sessions for shard in shards if shard is not player)
+        )
+        shards.append(player)
+        player.start()
+        return player
+
+    def bots(self) -> list[BotPlayer]:
+        """Every bot connection of the fleet."""
+        return [player for shards in self.players.values() for player in shards]
+
+    def _released(self, ticket: Ticket) -> None:
+        """A game ended (or a seat was refused): seat the oldest waiting request, if any."""
+        self._seated.discard(ticket.label)
+        while self._waiting and not self.capacity.full:
+            match_id, spec = next(iter(self._waiting.items()))
+            del self._waiting[match_id]
+            known = self._known.get(match_id)
+            if known is not None and known.entry.status == "open" and known.entry.open_seats:
+                self._seat(known, spec)
+        self._changed()
+
+    # ------------------------------------------------------------------ the offer
+
+    def _changed(self) -> None:
+        """Publish the offer again when the fleet fills up or has room again."""
+        if self.capacity.full != self._was_full:
+            self._was_full = self.capacity.full
+            if self._was_full:
+                log.warning("fleet full: %d games in progress", self.capacity.in_use)
+            self._spawn(self._announce())
+
+    async def _announce(self) -> None:
+        config = self.config
+        offer = build_offer(config.fleet_id, config.levels, config.max_games, self.capacity.in_use)
+        payload = encode_offer(offer)
+        for announce in self._announcers:
+            try:
+                await announce(offer_topic(self.config.fleet_id), payload)
+            except Exception:
+                log.exception("could not publish the fleet's offer")
+
+    def _spawn(self, coroutine: Awaitable[object]) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+def _a_person_waits(entry: wire.LobbyEntry) -> bool:
+    """One seat taken by a person, one free: someone is waiting for an opponent."""
+    seated = [player for player in entry.seats if player is not None]
+    return len(seated) == 1 and not seated[0].bot and len(entry.open_seats) == 1

@@ -1,0 +1,107 @@
+"""``plyarena bots``: a fleet of bots that takes seats in open lobbies, sharing one process pool."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+
+from bots.fleet import Fleet, FleetConfig, parse_levels
+from bots.pool import SearchPool
+
+HELP = "run a bot fleet: seat bots in lobbies that ask for one, or where a person waits alone"
+DEFAULT_SERVER = "ws://127.0.0.1:8765/ws"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_fleet_options(parser)
+    parser.add_argument(
+        "--server",
+        action="append",
+        metavar="URL",
+        help=f"WebSocket URL of a server whose lobby to follow (repeatable; default {DEFAULT_SERVER} "
+        "unless --mqtt is given)",
+    )
+    parser.add_argument(
+        "--mqtt", metavar="URL", help="follow the lobby topics on this broker (mqtt://host:port) instead"
+    )
+
+
+def add_fleet_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a fleet, shared with ``plyarena run``."""
+    parser.add_argument("--workers", type=int, metavar="N", help="search processes (default: one per core)")
+    parser.add_argument(
+        "--max-games", type=int, default=8, metavar="M", help="games played at once, at most (default 8)"
+    )
+    parser.add_argument(
+        "--levels",
+        metavar="SPEC",
+        help="levels offered, e.g. 1-8 (every game) or connect4:1-5,othello:3 (default: all of every game)",
+    )
+    parser.add_argument(
+        "--idle-wait",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="seconds a person waits alone in a public match before a bot joins (default 30; <0: never)",
+    )
+    parser.add_argument(
+        "--public-level",
+        type=int,
+        default=3,
+        metavar="N",
+        help="level of the bot that joins a public match nobody joined (default 3)",
+    )
+
+
+def fleet_config(args: argparse.Namespace) -> FleetConfig:
+    try:
+        levels = parse_levels(args.levels)
+    except ValueError as error:
+        raise SystemExit(f"plyarena: {error}") from None
+    return FleetConfig(
+        levels=levels,
+        max_games=args.max_games,
+        idle_wait_s=None if args.idle_wait < 0 else args.idle_wait,
+        public_level=args.public_level,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("websockets").setLevel(logging.WARNING)
+    servers = args.server or ([] if args.mqtt else [DEFAULT_SERVER])
+    return asyncio.run(run_fleet(fleet_config(args), servers, args.mqtt, args.workers))
+
+
+async def run_fleet(
+    config: FleetConfig, servers: list[str], mqtt_url: str | None, workers: int | None
+) -> int:
+    """Run a fleet until SIGINT or SIGTERM."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(signum, stop.set)
+    async with SearchPool(workers) as pool:
+        await pool.warm_up()
+        fleet = Fleet(pool, config)
+        for url in servers:
+            fleet.follow_server(url)
+        if mqtt_url:
+            fleet.follow_mqtt(mqtt_url)
+        async with fleet:
+            where = ", ".join([*servers, *([mqtt_url] if mqtt_url else [])])
+            offered = ", ".join(f"{game} {_ranges(levels)}" for game, levels in config.levels.items())
+            print(f"Bot fleet {config.fleet_id}: {pool.workers} workers, up to {config.max_games} games, "
+                  f"following {where}; offering {offered}", flush=True)  # fmt: skip
+            await fleet.run_until(stop)
+    return 0
+
+
+def _ranges(levels: tuple[int, ...]) -> str:
+    if levels == tuple(range(levels[0], levels[-1] + 1)):
+        return f"L{levels[0]}-{levels[-1]}"
+    return ",".join(f"L{level}" for level in levels)

@@ -1,0 +1,253 @@
+"""The bot client's side of protocol v1: lenient reading, and a bot that shrugs off what it does not know.
+
+The last tests run a bot against a scripted WebSocket server, to show over a
+real socket that unknown and malformed messages are logged and ignored while
+the bot goes on playing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import msgspec
+import pytest
+from websockets.asyncio.server import ServerConnection, serve
+
+from bots import wire
+from bots.capacity import Capacity
+from bots.client import BotPlayer, BotSpec
+from bots.fleet import parse_levels
+from bots.levels import LEVEL_COUNT, level_table
+from bots.link import Backoff
+from bots.manners import Manners
+from bots.pool import SearchPool
+
+# ---------------------------------------------------------------------- wire
+
+
+def test_a_message_of_an_unknown_type_decodes_to_unknown() -> None:
+    message = wire.decode('{"type": "tournament.invite", "id": 4, "from": "someone"}')
+    assert isinstance(message, wire.Unknown) and message.type == "tournament.invite"
+
+
+def test_an_unknown_match_event_still_counts_in_the_sequence() -> None:
+    event = wire.decode('{"type": "clock.paused", "match_id": "m1", "seq": 7}')
+    assert isinstance(event, wire.OtherEvent)
+    assert (event.match_id, event.seq, event.type) == ("m1", 7, "clock.paused")
+
+
+def test_fields_a_bot_does_not_know_are_ignored() -> None:
+    moved = wire.decode(
+        '{"type": "moved", "match_id": "m", "seq": 3, "ply": 1, "seat": 1, "move": "4", "think_ms": 5,'
+        ' "clocks_ms": null, "engine": {"score": 3}, "sparkles": true}'
+    )
+    assert isinstance(moved, wire.Moved) and (moved.ply, moved.move) == (1, "4")
+
+
+def test_a_catchup_keeps_its_events_in_order_including_unknown_ones() -> None:
+    catchup = wire.decode(
+        json.dumps({
+            "type": "match.catchup", "id": 2, "match_id": "m", "log": "L", "seq": 9,
+            "events": [
+                {"type": "presence", "match_id": "m", "seq": 8, "seat": 0, "connected": True},
+                {"type": "fireworks", "match_id": "m", "seq": 9},
+            ],
+        })
+    )  # fmt: skip
+    assert isinstance(catchup, wire.MatchCatchup)
+    assert [type(event) for event in catchup.events] == [wire.PresenceChanged, wire.OtherEvent]
+    assert [event.seq for event in catchup.events] == [8, 9]
+
+
+@pytest.mark.parametrize("frame", ["not json", "[1, 2]", '{"no": "type"}', '{"type": "welcome", "id": 1}'])
+def test_malformed_frames_raise_malformed_message_naming_the_frame(frame: str) -> None:
+    with pytest.raises(wire.MalformedMessage, match="cannot read server frame"):
+        wire.decode(frame)
+
+
+def test_requests_are_encoded_as_the_protocol_says() -> None:
+    assert json.loads(wire.encode(wire.Hello(name="alphabeta-c4-L5", bot=True))) == {
+        "type": "hello", "name": "alphabeta-c4-L5", "bot": True,
+    }  # fmt: skip
+    move = wire.PlayMove(match_id="m", ply=0, move="4", engine=wire.EngineInfo(score=1, depth=2, pv=["4"]))
+    assert json.loads(wire.encode(move)) == {
+        "type": "move", "match_id": "m", "ply": 0, "move": "4",
+        "engine": {"score": 1, "depth": 2, "pv": ["4"]},
+    }  # fmt: skip
+
+
+def test_increments_come_from_the_time_control() -> None:
+    assert [wire.increment_ms(tc) for tc in ("untimed", "5+3", "0:30+1", "10+0")] == [0, 3000, 1000, 0]
+    with pytest.raises(ValueError, match="'fast'"):
+        wire.increment_ms("fast")
+
+
+# ---------------------------------------------------------------------- naming, offers, policies
+
+
+def test_a_bot_name_says_its_style_game_and_level() -> None:
+    assert BotSpec.of("connect4", 5).name == "alphabeta-c4-L5"
+    assert BotSpec.of("othello", 3).name == "expectimax-oth-L3"
+    names = [BotSpec.of(game, n).name for game in level_table() for n in range(1, LEVEL_COUNT + 1)]
+    assert max(len(name) for name in names) <= 32  # the protocol's limit on names
+
+
+def test_levels_are_parsed_from_the_command_line() -> None:
+    everything = parse_levels(None)
+    assert everything == {game: tuple(range(1, LEVEL_COUNT + 1)) for game in sorted(level_table())}
+    assert parse_levels("connect4:1-3,othello:5,connect4:7") == {"connect4": (1, 2, 3, 7), "othello": (5,)}
+    assert parse_levels("2")["checkers"] == (2,)
+    for bad, reason in (("chess:1", "unknown game 'chess'"), ("connect4:0-3", "levels run from 1"),
+                        ("x-y", "a level or a range")):  # fmt: skip
+        with pytest.raises(ValueError, match=reason):
+            parse_levels(bad)
+
+
+def test_capacity_hands_out_tickets_up_to_its_limit_and_each_comes_back_once() -> None:
+    released: list[str] = []
+    capacity = Capacity(2, on_release=lambda ticket: released.append(ticket.label))
+    first, second = capacity.claim("a"), capacity.claim("b")
+    assert first is not None and second is not None and capacity.full and capacity.claim("c") is None
+    first.release()
+    first.release()
+    assert released == ["a"] and capacity.in_use == 1 and not capacity.full
+
+
+def test_the_draw_and_rematch_policy() -> None:
+    manners = Manners()
+    assert not manners.accepts_draw(None)  # never searched: no reason to think it stands worse
+    assert manners.accepts_draw(0) and manners.accepts_draw(-40)
+    assert not manners.accepts_draw(15)
+    assert Manners(draw_max_score=20).accepts_draw(15)
+    assert manners.accepts_rematch(has_room=True) and not manners.accepts_rematch(has_room=False)
+
+
+# ---------------------------------------------------------------------- a bot against a scripted server
+
+Script = Callable[[ServerConnection], Awaitable[None]]
+
+
+@pytest.fixture
+async def scripted_server() -> AsyncIterator[Callable[[Script], Awaitable[str]]]:
+    servers = []
+
+    async def start(script: Script) -> str:
+        server = await serve(script, "127.0.0.1", 0)
+        servers.append(server)
+        return f"ws://127.0.0.1:{server.sockets[0].getsockname()[1]}/ws"
+
+    yield start
+    for server in servers:
+        server.close()
+        await server.wait_closed()
+
+
+async def receive(connection: ServerConnection) -> dict[str, Any]:
+    return json.loads(await asyncio.wait_for(connection.recv(), 10))
+
+
+def welcome(hello: dict[str, Any]) -> str:
+    return json.dumps({
+        "type": "welcome", "id": hello.get("id"), "token": "t0k3n", "protocol": 1, "instance": "scripted",
+        "player": {"id": "p1", "name": hello["name"], "bot": hello["bot"]}, "matches": [],
+    })  # fmt: skip
+
+
+def live_state(match_id: str, you: int, moves: list[str], seq: int, **fields: Any) -> str:
+    return json.dumps({
+        "type": "match.state", "match_id": match_id, "log": "log-1", "seq": seq, "game": "tictactoe",
+        "options": {"time_control": "untimed", "visibility": "public", "bot": None}, "status": "live",
+        "seats": [{"id": "p1", "name": "me", "bot": True}, {"id": "p2", "name": "you", "bot": False}],
+        "moves": moves, "turn": len(moves) % 2, "clocks_ms": None, "clock_running": None,
+        "connected": [True, True], "draw_offer": None, "rematch_offer": None, "result": None, "you": you,
+        **fields,
+    })  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def pool() -> Any:
+    shared = SearchPool(1)
+    yield shared
+    shared.close()
+
+
+async def test_a_bot_ignores_what_it_cannot_read_and_plays_on(
+    scripted_server: Callable[[Script], Awaitable[str]], pool: SearchPool
+) -> None:
+    seen: dict[str, Any] = {}
+    done = asyncio.Event()
+
+    async def script(connection: ServerConnection) -> None:
+        hello = await receive(connection)
+        seen["hello"] = hello
+        await connection.send(welcome(hello))
+        for garbage in ("not json at all", '{"type": "surprise", "confetti": 3}', "[1, 2, 3]",
+                        '{"type": "moved", "match_id": "m1"}'):  # fmt: skip
+            await connection.send(garbage)
+        await connection.send(live_state("m1", you=0, moves=[], seq=3))
+        seen["move"] = await receive(connection)
+        done.set()
+        await connection.wait_closed()
+
+    url = await scripted_server(script)
+    async with BotPlayer(url, BotSpec.of("tictactoe", 8), pool, backoff=Backoff(initial_s=0.05)) as bot:
+        await bot.link.wait_connected()
+        await asyncio.wait_for(done.wait(), 10)
+        assert bot.link.connections == 1  # never dropped the connection over the garbage
+
+    assert seen["hello"] == {"type": "hello", "name": "alphabeta-ttt-L8", "bot": True}
+    move = seen["move"]
+    assert (move["type"], move["match_id"], move["ply"]) == ("move", "m1", 0)
+    assert move["move"] in {"a1", "b1", "c1", "a2", "b2", "c2", "a3", "b3", "c3"}
+    assert move["engine"]["depth"] >= 1 and move["engine"]["pv"][0] == move["move"]
+
+
+async def test_a_bot_answers_offers_by_its_stated_policy(
+    scripted_server: Callable[[Script], Awaitable[str]], pool: SearchPool
+) -> None:
+    answers: list[dict[str, Any]] = []
+    done = asyncio.Event()
+
+    async def script(connection: ServerConnection) -> None:
+        await connection.send(welcome(await receive(connection)))
+        # The opponent (seat 1) offers a draw before the bot has searched: declined.
+        await connection.send(live_state("m1", you=0, moves=[], seq=3, draw_offer=1, turn=0))
+        answers.append(await receive(connection))
+        move = await receive(connection)
+        answers.append(move)
+        events = [
+            {"type": "moved", "match_id": "m1", "seq": 4, "ply": 0, "seat": 0, "move": move["move"],
+             "think_ms": 1, "clocks_ms": None},
+            {"type": "draw.offered", "match_id": "m1", "seq": 5, "seat": 1},
+        ]  # fmt: skip
+        for event in events:
+            await connection.send(json.dumps(event))
+        answers.append(await receive(connection))  # perfect play scores 0: a draw is accepted
+        for event in (
+            {"type": "ended", "match_id": "m1", "seq": 6, "status": "finished", "winner": None,
+             "reason": "draw by agreement", "clocks_ms": None},
+            {"type": "rematch.offered", "match_id": "m1", "seq": 7, "seat": 1},
+        ):  # fmt: skip
+            await connection.send(json.dumps(event))
+        answers.append(await receive(connection))
+        done.set()
+        await connection.wait_closed()
+
+    url = await scripted_server(script)
+    async with BotPlayer(url, BotSpec.of("tictactoe", 8), pool, manners=Manners(rematch_window_s=5)) as bot:
+        await asyncio.wait_for(done.wait(), 15)
+        assert bot.results["m1"].reason == "draw by agreement"
+
+    assert [(answer["type"], answer.get("match_id")) for answer in answers] == [
+        ("draw.decline", "m1"), ("move", "m1"), ("draw.accept", "m1"), ("rematch.accept", "m1"),
+    ]  # fmt: skip
+    assert answers[1]["engine"]["score"] == 0
+
+
+def test_wire_structs_round_trip_through_msgspec() -> None:
+    entry = wire.LobbyEntry("m", "connect4", "open", [None, None], bot=wire.BotRequest(3))
+    assert msgspec.json.decode(msgspec.json.encode(entry), type=wire.LobbyEntry) == entry
+    assert entry.open_seats == [0, 1]

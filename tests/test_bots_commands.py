@@ -1,0 +1,78 @@
+"""The commands that start bots: ``plyarena run`` (server and fleet together) and ``plyarena bench bots``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from support.fixtures import Connect
+
+from bots.levels import LEVEL_COUNT, level_table
+from plyarena.bench_bots import BotsPlan, render_markdown, run_bots_benchmark
+from plyarena.cli import build_parser, main
+from plyarena.commands.run import run_arena
+from server.config import ServerConfig
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def get_json(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return json.load(response)
+
+
+async def test_plyarena_run_serves_with_a_fleet_that_offers_every_level_and_seats_bots(
+    tmp_path: Path, connect: Connect
+) -> None:
+    port = free_port()
+    database = f"sqlite+aiosqlite:///{tmp_path / 'run.sqlite3'}"
+    config = ServerConfig(port=port, db_url=database, instance_id="run")
+    args = build_parser().parse_args(["run", "--port", str(port), "--workers", "1", "--idle-wait", "-1"])
+    stop = asyncio.Event()
+    arena = asyncio.create_task(run_arena(config, args, stop))
+    try:
+        listing: dict[str, Any] = {}
+        for _ in range(100):
+            await asyncio.sleep(0.1)
+            try:
+                listing = await asyncio.to_thread(get_json, f"http://127.0.0.1:{port}/api/bots")
+            except OSError:
+                continue
+            if listing["games"]:
+                break
+        assert {game: len(bots) for game, bots in listing["games"].items()} == {
+            game: LEVEL_COUNT for game in level_table()
+        }
+
+        alice = await connect(f"ws://127.0.0.1:{port}/ws")
+        await alice.hello("Alice")
+        state = await alice.request("match.create", game="othello", seat=0, bot={"level": 2})
+        seated = await alice.expect(type_="seated", match_id=state["match_id"], seat=1)
+        assert seated["player"]["name"] == "alphabeta-oth-L2"
+    finally:
+        stop.set()
+        assert await asyncio.wait_for(arena, 30) == 0
+
+
+async def test_the_bots_benchmark_plays_its_games_and_reports_both_worker_counts() -> None:
+    plan = BotsPlan(game="tictactoe", level=2, games=2)
+    runs = await run_bots_benchmark(plan)
+    assert [run.workers for run in runs] == [1, 2]
+    assert all(run.moves >= 5 * plan.games and run.moves_per_s > 0 for run in runs)
+    markdown = render_markdown(plan, runs, "plyarena bench bots --test")
+    assert "`plyarena bench bots --test`" in markdown and "| 2 | 2 |" in markdown
+
+
+def test_bench_bots_quick_runs_from_the_command_line(tmp_path: Path) -> None:
+    output = tmp_path / "benchmarks.md"
+    assert main(["bench", "bots", "--quick", "--game", "tictactoe", "--output", str(output)]) == 0
+    text = output.read_text()
+    assert "<!-- plyarena bench bots: start -->" in text and "Speed-up from 1 to 2 workers" in text

@@ -1,0 +1,380 @@
+"""Bots as ordinary clients, over real sockets: fleets seat them, they play, they survive failures.
+
+Every server here is a real one on a free port; every bot reaches it only over
+the WebSocket (and the fleet over the lobby feed or MQTT), as a third-party bot would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import multiprocessing
+import os
+import signal
+import time
+import urllib.request
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+import pytest
+from support.client import ArenaClient
+from support.fixtures import Connect, StartServer
+
+from bots import wire
+from bots.client import BotPlayer, BotSpec
+from bots.fleet import GAMES_PER_CONNECTION, Fleet, FleetConfig, parse_levels
+from bots.link import Backoff
+from bots.pool import SearchPool, ThinkRequest, ThinkResult
+from games import get_game
+from server.app import Server, running_server
+from server.config import ServerConfig
+
+FAST_BACKOFF = Backoff(initial_s=0.05, max_s=0.5)
+
+
+@pytest.fixture
+def arena_db_url(tmp_path: Path) -> str:
+    """SQLite only: the server's own suite covers PostgreSQL; these tests are about the bots."""
+    return f"sqlite+aiosqlite:///{tmp_path / 'arena.sqlite3'}"
+
+
+class WatchedPool(SearchPool):
+    """A search pool that counts the searches in flight, so a test can strike mid-search."""
+
+    def __init__(self, workers: int) -> None:
+        super().__init__(workers)
+        self.in_flight = 0
+
+    async def think(self, request: ThinkRequest) -> ThinkResult:
+        self.in_flight += 1
+        try:
+            return await super().think(request)
+        finally:
+            self.in_flight -= 1
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[WatchedPool]:
+    """One pool for the module, as one fleet shares one pool among all its bots."""
+    shared = WatchedPool(2)
+    yield shared
+    shared.close()
+
+
+StartFleet = Callable[..., Awaitable[Fleet]]
+
+
+@pytest.fixture
+async def start_fleet(pool: WatchedPool) -> AsyncIterator[StartFleet]:
+    """``await start_fleet(server=..., mqtt=..., **config)``: a running fleet, closed after the test."""
+    async with contextlib.AsyncExitStack() as stack:
+
+        async def start(
+            *, server: Server | None = None, mqtt: str | None = None, announce: Any = None, **options: Any
+        ) -> Fleet:
+            config = FleetConfig(**{"levels": parse_levels("1-3"), "idle_wait_s": None,
+                                    "backoff": FAST_BACKOFF, **options})  # fmt: skip
+            fleet = Fleet(pool, config, announce=announce)
+            if server is not None:
+                fleet.follow_server(server.ws_url)
+            if mqtt is not None:
+                fleet.follow_mqtt(mqtt)
+            return await stack.enter_async_context(fleet)
+
+        yield start
+
+
+async def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
+async def finish(player: BotPlayer, match_id: str, timeout: float = 60) -> wire.MatchResult:
+    await wait_for(lambda: match_id in player.results, timeout, f"the end of match {match_id}")
+    return player.results[match_id]
+
+
+def get_json(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return json.load(response)
+
+
+async def api(server: Server, path: str) -> Any:
+    return await asyncio.to_thread(get_json, f"{server.http_url}{path}")
+
+
+def rules_reason(game: str, record: dict[str, Any]) -> str | None:
+    """Why the rules say the stored game is over (``None`` if they say it is not)."""
+    outcome = get_game(game).replay(move["move"] for move in record["moves"]).outcome()
+    return None if outcome is None else outcome.reason
+
+
+# ---------------------------------------------------------------------- playing
+
+
+@pytest.mark.parametrize("game", ["tictactoe", "connect4", "othello", "checkers"])
+async def test_a_bot_plays_a_bot_that_a_fleet_seats_to_the_end(
+    game: str, arena: Server, pool: WatchedPool, start_fleet: StartFleet
+) -> None:
+    await start_fleet(server=arena)
+    async with BotPlayer(arena.ws_url, BotSpec.of(game, 2), pool, backoff=FAST_BACKOFF) as host:
+        match_id = await host.create(game, bot=wire.BotRequest(level=1))
+        result = await finish(host, match_id)
+        session = host.sessions[match_id]
+
+    record = await api(arena, f"/api/matches/{match_id}")
+    assert result.status == "finished" and result.reason == rules_reason(game, record)
+    names = sorted(seat["player"]["name"] for seat in record["seats"])
+    assert names == sorted([BotSpec.of(game, 1).name, BotSpec.of(game, 2).name])
+    assert all(seat["player"]["bot"] for seat in record["seats"])
+    assert [move["move"] for move in record["moves"]] == session.moves
+    for move in record["moves"]:  # every move carries the search behind it, stored for replays
+        engine = move["engine"]
+        assert engine["depth"] >= 1 and engine["nodes"] >= 1 and engine["pv"][0] == move["move"]
+
+
+async def test_a_lobby_asking_for_a_level_3_connect4_bot_gets_it_within_a_second(
+    arena: Server, connect: Connect, start_fleet: StartFleet
+) -> None:
+    await start_fleet(server=arena)
+    await asyncio.sleep(0.2)  # the fleet has its lobby snapshot
+    alice = await connect(arena)
+    await alice.hello("Alice")
+    started = time.monotonic()
+    state = await alice.request("match.create", game="connect4", seat=1, bot={"level": 3})
+    seated = await alice.expect(type_="seated", match_id=state["match_id"], seat=0, timeout=5)
+    elapsed = time.monotonic() - started
+
+    assert elapsed < 1.0, f"the bot took {elapsed:.3f} s to sit down"
+    assert seated["player"] == {"id": seated["player"]["id"], "name": "alphabeta-c4-L3", "bot": True}
+    first = await alice.expect(type_="moved", match_id=state["match_id"], ply=0, timeout=10)
+    assert first["seat"] == 0 and first["engine"]["depth"] >= 1 and first["engine"]["pv"][0] == first["move"]
+
+
+async def test_a_person_alone_in_a_public_lobby_gets_a_bot_after_the_wait(
+    arena: Server, connect: Connect, start_fleet: StartFleet
+) -> None:
+    await start_fleet(server=arena, idle_wait_s=0.6, public_level=2)
+    alice = await connect(arena)
+    await alice.hello("Alice")
+    started = time.monotonic()
+    state = await alice.request("match.create", game="tictactoe", seat=0)
+    private = await alice.request("match.create", game="tictactoe", seat=0, visibility="private")
+    seated = await alice.expect(type_="seated", match_id=state["match_id"], seat=1, timeout=5)
+    waited = time.monotonic() - started
+
+    assert 0.6 <= waited < 3.0
+    assert seated["player"]["name"] == "alphabeta-ttt-L2" and seated["player"]["bot"]
+    assert not [m for m in await alice.settle(0.8) if m.get("match_id") == private["match_id"]]
+
+
+async def test_a_full_fleet_says_so_and_seats_the_waiting_lobby_when_a_game_ends(
+    arena: Server, connect: Connect, start_fleet: StartFleet
+) -> None:
+    async def announce(topic: str, payload: bytes) -> None:
+        await arena.bus.publish(topic, payload, retain=True)
+
+    fleet = await start_fleet(server=arena, max_games=1, announce=announce)
+    alice = await connect(arena)
+    await alice.hello("Alice")
+    first = await alice.request("match.create", game="connect4", seat=0, bot={"level": 1})
+    await alice.expect(type_="seated", match_id=first["match_id"], seat=1)
+    second = await alice.request("match.create", game="connect4", seat=0, bot={"level": 2})
+
+    await wait_for(lambda: fleet.capacity.full, 5, "the fleet to fill")
+
+    def offer_says_full() -> bool:
+        offer = arena.bot_catalog.offers.get(fleet.config.fleet_id)
+        return offer is not None and offer.full
+
+    await wait_for(offer_says_full, 5, "the offer to say full")
+    listing = await api(arena, "/api/bots")
+    assert listing["fleets"] == [{"fleet": fleet.config.fleet_id, "max_games": 1, "playing": 1, "full": True}]
+    assert not any(bot["available"] for bot in listing["games"]["connect4"])
+    assert not [m for m in await alice.settle(0.5) if m.get("match_id") == second["match_id"]]
+
+    await alice.request("resign", match_id=first["match_id"])
+    seated = await alice.expect(type_="seated", match_id=second["match_id"], seat=1, timeout=5)
+    assert seated["player"]["name"] == "alphabeta-c4-L2"
+
+
+async def test_api_bots_lists_what_a_running_fleet_offers(arena: Server, start_fleet: StartFleet) -> None:
+    async def announce(topic: str, payload: bytes) -> None:
+        await arena.bus.publish(topic, payload, retain=True)
+
+    assert await api(arena, "/api/bots") == {"games": {}, "fleets": []}
+    fleet = await start_fleet(server=arena, levels=parse_levels("connect4:1-2,othello:3"), announce=announce)
+    await wait_for(lambda: bool(arena.bot_catalog.offers), 5, "the offer")
+    listing = await api(arena, "/api/bots")
+    assert sorted(listing["games"]) == ["connect4", "othello"]
+    assert [(bot["level"], bot["player"], bot["available"]) for bot in listing["games"]["connect4"]] == [
+        (1, "alphabeta-c4-L1", True),
+        (2, "alphabeta-c4-L2", True),
+    ]
+    othello = listing["games"]["othello"]
+    assert [(bot["level"], bot["style"], bot["player"]) for bot in othello] == [
+        (3, "expectimax", "expectimax-oth-L3")
+    ]
+    assert othello[0]["name"] and othello[0]["description"]
+    await fleet.close()
+    await wait_for(lambda: not arena.bot_catalog.offers, 5, "the offer to be withdrawn")
+
+
+async def test_a_bot_declines_a_draw_before_it_has_searched_accepts_one_it_cannot_win_and_a_rematch(
+    arena: Server, connect: Connect, start_fleet: StartFleet
+) -> None:
+    await start_fleet(server=arena, levels=parse_levels("tictactoe:8"))
+    alice = await connect(arena)
+    await alice.hello("Alice")
+    state = await alice.request("match.create", game="tictactoe", seat=0, bot={"level": 8})
+    match_id = state["match_id"]
+    await alice.expect(type_="started", match_id=match_id)
+    assert (await alice.request("draw.offer", match_id=match_id))["type"] == "draw.offered"
+    await alice.expect(type_="draw.declined", match_id=match_id, seat=1)  # it has not searched yet
+
+    await alice.request("move", match_id=match_id, ply=0, move="b2")
+    await alice.expect(type_="moved", match_id=match_id, ply=1)  # perfect play: the game is a draw
+    await alice.request("draw.offer", match_id=match_id)
+    ended = await alice.expect(type_="ended", match_id=match_id)
+    assert (ended["winner"], ended["reason"]) == (None, "draw by agreement")
+
+    assert (await alice.request("rematch.offer", match_id=match_id))["type"] == "rematch.offered"
+    started = await alice.expect(type_="rematch.started", match_id=match_id)  # the bot accepted
+    rematch = await alice.expect(type_="match.state", match_id=started["new_match_id"])
+    assert rematch["you"] == 1 and rematch["status"] == "live"
+    first = await alice.expect(type_="moved", match_id=started["new_match_id"], ply=0)
+    assert first["seat"] == 0 and first["engine"]["score"] == 0
+
+
+async def test_a_busy_bot_spreads_its_games_over_connections_yet_stays_one_player(
+    arena: Server, connect: Connect, start_fleet: StartFleet
+) -> None:
+    fleet = await start_fleet(server=arena, max_games=GAMES_PER_CONNECTION + 1)
+    alice = await connect(arena)
+    await alice.hello("Alice")
+    match_ids = []
+    for _ in range(GAMES_PER_CONNECTION + 1):
+        state = await alice.request("match.create", game="connect4", seat=0, bot={"level": 1})
+        match_ids.append(state["match_id"])
+    seated = [await alice.expect(type_="seated", match_id=match_id, seat=1) for match_id in match_ids]
+
+    assert len({message["player"]["id"] for message in seated}) == 1
+    (shards,) = fleet.players.values()
+    assert [player.playing for player in shards] == [GAMES_PER_CONNECTION, 1]
+
+
+# ---------------------------------------------------------------------- failures
+
+
+async def test_a_worker_killed_mid_search_is_replaced_and_the_game_finishes(
+    arena: Server, pool: WatchedPool, start_fleet: StartFleet
+) -> None:
+    await start_fleet(server=arena, levels=parse_levels("connect4:5"))
+    replacements = pool.replacements
+    async with BotPlayer(arena.ws_url, BotSpec.of("connect4", 1), pool, backoff=FAST_BACKOFF) as host:
+        # The fleet's level-5 bot moves first; its first search takes well over 50 ms.
+        match_id = await host.create("connect4", seat=1, bot=wire.BotRequest(level=5))
+        await wait_for(lambda: pool.in_flight > 0, 10, "a search")
+        await asyncio.sleep(0.03)
+        workers = multiprocessing.active_children()
+        assert workers, "no search worker to kill"
+        os.kill(workers[0].pid, signal.SIGKILL)
+        result = await finish(host, match_id)
+    record = await api(arena, f"/api/matches/{match_id}")
+
+    assert pool.replacements == replacements + 1
+    assert result.status == "finished" and result.reason == rules_reason("connect4", record)
+    assert len(record["moves"]) >= 7
+
+
+async def test_bots_never_lose_on_time_with_a_short_clock(
+    arena: Server, pool: WatchedPool, start_fleet: StartFleet
+) -> None:
+    # Level 7 would think for up to 4 s a move; with 5 s for the whole game it must budget.
+    await start_fleet(server=arena, levels=parse_levels("connect4:7"))
+    async with BotPlayer(arena.ws_url, BotSpec.of("connect4", 7), pool, backoff=FAST_BACKOFF) as host:
+        match_id = await host.create("connect4", time_control="0:05+0", bot=wire.BotRequest(level=7))
+        result = await finish(host, match_id, timeout=30)
+    assert "ran out of time" not in result.reason, result
+    assert result.status == "finished"
+
+
+async def test_bots_resume_their_game_after_the_server_restarts(
+    tmp_path: Path, pool: WatchedPool, start_fleet: StartFleet
+) -> None:
+    config = ServerConfig(port=0, db_url=f"sqlite+aiosqlite:///{tmp_path / 'restart.sqlite3'}",
+                          instance_id="bots-restart", grace_s=30.0)  # fmt: skip
+    async with contextlib.AsyncExitStack() as stack:
+        async with running_server(config) as server:
+            config = replace(config, port=server.port)
+            fleet = await start_fleet(server=server, levels=parse_levels("connect4:3"))
+            host = BotPlayer(server.ws_url, BotSpec.of("connect4", 3), pool, backoff=FAST_BACKOFF)
+            stack.push_async_callback(host.close)
+            match_id = await host.create("connect4", bot=wire.BotRequest(level=3))
+            await wait_for(lambda: len(host.sessions[match_id].moves) >= 4, 30, "four moves")
+            (guest,) = [player for player in fleet.bots() if player.sessions]
+            player_ids = (player_id(host), player_id(guest))
+        before = len(host.sessions[match_id].moves)  # the server went away in the middle of the game...
+
+        async with running_server(config) as server:  # ... and comes back on the same port
+            result = await finish(host, match_id)
+            record = await api(server, f"/api/matches/{match_id}")
+
+    assert result.status == "finished" and result.reason == rules_reason("connect4", record), result
+    assert host.link.connections >= 2 and guest.link.connections >= 2
+    assert (player_id(host), player_id(guest)) == player_ids
+    assert len(record["moves"]) > before
+    assert [move["ply"] for move in record["moves"]] == list(range(len(record["moves"])))
+
+
+def player_id(player: BotPlayer) -> str:
+    """Who the server last welcomed ``player`` as."""
+    assert player.link.welcome is not None
+    return player.link.welcome.player.id
+
+
+# ---------------------------------------------------------------------- MQTT
+
+
+@pytest.fixture
+async def mqtt_cleanup(mqtt_url: str) -> AsyncIterator[list[str]]:
+    """Instance ids whose retained status is cleared from the broker after the test."""
+    instances: list[str] = []
+    yield instances
+    host, port = mqtt_url.removeprefix("mqtt://").split(":")
+    async with aiomqtt.Client(host, int(port)) as client:
+        for instance in instances:
+            await client.publish(f"plyarena/v1/instances/{instance}", b"", qos=1, retain=True)
+
+
+async def test_a_fleet_finds_lobbies_over_mqtt_and_seats_bots_on_a_server_it_was_never_told_of(
+    mqtt_url: str,
+    start_server: StartServer,
+    connect: Connect,
+    start_fleet: StartFleet,
+    mqtt_cleanup: list[str],
+) -> None:
+    server = await start_server(mqtt_url=mqtt_url, instance_id=f"bots-mqtt-{os.getpid()}-{time.time_ns()}")
+    mqtt_cleanup.append(server.config.instance_id)
+    fleet = await start_fleet(mqtt=mqtt_url, max_games=4)
+    assert not fleet.players
+
+    alice: ArenaClient = await connect(server)
+    await alice.hello("Alice")
+    state = await alice.request("match.create", game="connect4", seat=0, bot={"level": 3})
+    seated = await alice.expect(type_="seated", match_id=state["match_id"], seat=1, timeout=10)
+
+    assert seated["player"]["name"] == "alphabeta-c4-L3"
+    assert server.ws_url in [url for url, _ in fleet.players]
+    # The fleet's offer reached the server through the broker too.
+    await wait_for(lambda: fleet.config.fleet_id in server.bot_catalog.offers, 10, "the offer over MQTT")
+    listing = await api(server, "/api/bots")
+    assert any(bot["player"] == "alphabeta-c4-L3" for bot in listing["games"]["connect4"])
+    await alice.request("resign", match_id=state["match_id"])
