@@ -6,10 +6,19 @@ reader announces), so a test that passes also says the controls are named.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
-from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Locator, Page, expect
+from playwright.async_api import (
+    Browser,
+    BrowserContext,
+    ConsoleMessage,
+    Locator,
+    Page,
+    WebSocketRoute,
+    expect,
+)
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -41,6 +50,38 @@ class PageErrors:
         assert not unexpected, unexpected
 
 
+class SocketTap:
+    """Routes a page's WebSocket through the test: records every request the page sends, and can cut the
+    line the way a network failure would (both ends closed), without the page's cooperation."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict] = []
+        self.lines: list[tuple[WebSocketRoute, WebSocketRoute]] = []
+
+    async def attach(self, page: Page) -> None:
+        """Tap every WebSocket the page opens from now on."""
+        await page.route_web_socket(re.compile(r"/ws$"), self._connect)
+
+    def _connect(self, page_side: WebSocketRoute) -> None:
+        server_side = page_side.connect_to_server()
+
+        def from_page(message: str | bytes) -> None:
+            self.sent.append(json.loads(message))
+            server_side.send(message)
+
+        page_side.on_message(from_page)
+        self.lines.append((page_side, server_side))
+
+    def requests(self, type: str) -> list[dict]:
+        return [message for message in self.sent if message.get("type") == type]
+
+    async def cut(self) -> None:
+        """Close the newest connection at both ends."""
+        page_side, server_side = self.lines[-1]
+        await server_side.close()
+        await page_side.close()
+
+
 async def open_page(browser: Browser, base_url: str, *, viewport: dict[str, int] = DESKTOP) -> Page:
     context: BrowserContext = await browser.new_context(viewport=viewport, base_url=base_url)
     return await context.new_page()
@@ -58,7 +99,9 @@ async def play_bot(page: Page, game_title: str, level: int, side: str) -> str:
     """Start a game against a bot from the lobby form; returns the match id from the URL."""
     form = page.locator("form[aria-labelledby=play-bot-title]")
     await form.get_by_label("Game").select_option(label=game_title)
-    await form.get_by_label("Bot level").select_option(value=str(level))
+    levels = form.get_by_label("Bot level")
+    offered = await levels.locator("option").evaluate_all("(options) => options.map((o) => o.value)")
+    await levels.select_option(value=next(value for value in offered if value.split("|")[0] == str(level)))
     await form.get_by_label("Your side").select_option(label=side)
     await form.get_by_role("button", name="Play the bot").click()
     await page.wait_for_url(re.compile(r"/match/[^/]+$"))
@@ -96,7 +139,10 @@ async def play_first_legal_move(page: Page) -> None:
 
 
 async def screenshot(page: Page, name: str) -> Path:
+    """Save the whole page as docs/screenshots/{name}.png, from the top, once passing notices are gone."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
+    await expect(page.locator("#toast")).to_be_hidden(timeout=10_000)
+    await page.evaluate("window.scrollTo(0, 0)")
     await page.screenshot(path=str(path), full_page=True, animations="disabled")
     return path

@@ -1,0 +1,219 @@
+/**
+ * The browser client's entry point: identity, the connection, the status bar and routing.
+ *
+ * Routes are real paths (`/`, `/match/{id}`, `/replay/{id}`, `/finished`) so every
+ * page can be shared and reloaded; the server answers all of them with this app.
+ * Each view module exports `mount(container, app, params)` and returns a function
+ * that tears the view down.
+ */
+
+import { h, replaceChildren } from "./dom.js";
+import { forgetIdentity, loadIdentity, saveIdentity } from "./identity.js";
+import { Connection } from "./net.js";
+import * as finished from "./finished.js";
+import * as lobby from "./lobby.js";
+import * as match from "./match.js";
+import * as replay from "./replay.js";
+
+/** The WebSocket endpoint (docs/protocol.md). */
+const WS_PATH = "/ws";
+
+const ROUTES = [
+  [/^\/$/, lobby],
+  [/^\/match\/([^/]+)\/?$/, match],
+  [/^\/replay\/([^/]+)\/?$/, replay],
+  [/^\/finished\/?$/, finished],
+];
+
+const STATUS_TEXT = {
+  connecting: "Connecting…",
+  online: "Online",
+  reconnecting: "Reconnecting…",
+  offline: "Offline",
+  error: "Connection refused",
+  anonymous: "Not signed in",
+};
+
+class App {
+  constructor() {
+    this.view = document.getElementById("view");
+    this.connectionBadge = document.getElementById("connection");
+    this.who = document.getElementById("who");
+    this.toastElement = document.getElementById("toast");
+    this.identity = loadIdentity();
+    this.connection = null;
+    this.unmount = null;
+    this.waitingForName = [];
+  }
+
+  start() {
+    document.addEventListener("click", (event) => this.#followLink(event));
+    window.addEventListener("popstate", () => this.route());
+    if (this.identity) this.#connect();
+    else this.#showStatus("anonymous");
+    this.#showWho();
+    this.route();
+  }
+
+  /** The open connection, once the person has a name; asks for one in `container` first if needed. */
+  connectionReady(container) {
+    if (this.connection) return Promise.resolve(this.connection);
+    return new Promise((resolve) => {
+      this.waitingForName.push(resolve);
+      replaceChildren(container, this.#nameForm());
+    });
+  }
+
+  /** Replaces `container` with a problem and the ways on: try the page again, or go to the lobby. */
+  showProblem(container, title, detail) {
+    replaceChildren(
+      container,
+      h(
+        "section",
+        { class: "panel problem", role: "alert" },
+        h("h1", {}, title),
+        h("p", {}, detail),
+        h(
+          "p",
+          { class: "row" },
+          h("button", { type: "button", class: "primary", onclick: () => this.route() }, "Try again"),
+          h("a", { class: "button", href: "/", "data-link": true }, "Lobby"),
+        ),
+      ),
+    );
+  }
+
+  navigate(path, { replace = false } = {}) {
+    if (replace) history.replaceState(null, "", path);
+    else history.pushState(null, "", path);
+    this.route();
+  }
+
+  route() {
+    this.unmount?.();
+    this.unmount = null;
+    const path = location.pathname;
+    for (const [pattern, module] of ROUTES) {
+      const found = pattern.exec(path);
+      if (!found) continue;
+      replaceChildren(this.view);
+      this.unmount = module.mount(this.view, this, found.slice(1).map(decodeURIComponent)) ?? null;
+      this.#markCurrentNav(path);
+      return;
+    }
+    this.showProblem(this.view, "Not found", `Nothing lives at ${path}.`);
+  }
+
+  /** A short message at the bottom of the screen, read out by screen readers. */
+  toast(text, kind = "info") {
+    const toast = this.toastElement;
+    toast.textContent = text;
+    toast.dataset.kind = kind;
+    toast.hidden = false;
+    clearTimeout(this.toastTimer);
+    this.toastTimer = setTimeout(
+      () => {
+        toast.hidden = true;
+      },
+      kind === "error" ? 6000 : 3500,
+    );
+  }
+
+  #connect() {
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    this.connection = new Connection(`${scheme}://${location.host}${WS_PATH}`, this.identity);
+    this.connection.on("connection", ({ status, detail }) => this.#showStatus(status, detail));
+    this.connection.on("welcome", () => {
+      this.identity = this.connection.identity;
+      this.#showWho();
+    });
+    this.connection.on("identity.lost", () =>
+      this.toast("The server no longer knew you, so you have a new identity under the same name.", "error"),
+    );
+    this.connection.connect();
+    for (const resolve of this.waitingForName.splice(0)) resolve(this.connection);
+  }
+
+  #nameForm() {
+    const input = h("input", {
+      id: "player-name",
+      name: "name",
+      required: true,
+      maxlength: 32,
+      autocomplete: "nickname",
+      value: `Guest ${Math.floor(1000 + Math.random() * 9000)}`,
+    });
+    const form = h(
+      "form",
+      {
+        class: "panel name-form",
+        onsubmit: (event) => {
+          event.preventDefault();
+          const name = input.value.trim();
+          if (!name) return;
+          this.identity = { name };
+          saveIdentity(this.identity);
+          this.#showWho();
+          this.#connect();
+        },
+      },
+      h("h1", {}, "Welcome to Ply Arena"),
+      h("p", {}, "Pick a name to play and chat. This browser remembers it, and your games, across reloads."),
+      h("label", { for: "player-name" }, "Your name"),
+      h("div", { class: "row" }, input, h("button", { type: "submit", class: "primary" }, "Continue")),
+    );
+    queueMicrotask(() => input.select());
+    return form;
+  }
+
+  #showStatus(status, detail = "") {
+    this.connectionBadge.dataset.status = status;
+    const text = STATUS_TEXT[status] ?? status;
+    this.connectionBadge.querySelector(".label").textContent = detail ? `${text} (${detail})` : text;
+    this.connectionBadge.title = detail || text;
+  }
+
+  #showWho() {
+    if (!this.identity) {
+      replaceChildren(this.who);
+      return;
+    }
+    replaceChildren(
+      this.who,
+      h("span", { class: "me", title: "Your name" }, this.identity.name),
+      h(
+        "button",
+        {
+          class: "link",
+          type: "button",
+          "aria-label": "Play under a new name",
+          onclick: () => {
+            const sure = confirm("Start again under a new name? Games in progress stay with your old name.");
+            if (!sure) return;
+            forgetIdentity();
+            location.assign("/");
+          },
+        },
+        "new name",
+      ),
+    );
+  }
+
+  #followLink(event) {
+    const link = event.target.closest?.("a[data-link]");
+    if (!link || event.defaultPrevented || event.button !== 0) return;
+    if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    event.preventDefault();
+    this.navigate(link.getAttribute("href"));
+  }
+
+  #markCurrentNav(path) {
+    for (const link of document.querySelectorAll("header nav a")) {
+      const current = link.getAttribute("href") === path;
+      if (current) link.setAttribute("aria-current", "page");
+      else link.removeAttribute("aria-current");
+    }
+  }
+}
+
+new App().start();

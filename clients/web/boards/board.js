@@ -1,0 +1,310 @@
+/**
+ * One SVG board view for every game.
+ *
+ * A game module (boards/<game>.js) says how its grid looks and how a move in its
+ * notation maps to the cells a person clicks; this view draws the grid the server
+ * sent, highlights the legal moves the server sent, and turns clicks and keys into
+ * moves. It never decides legality: a sequence of clicks that matches no legal move
+ * is handed back as an attempt in notation, so the server can explain why it is
+ * illegal.
+ *
+ * Moves are entered as paths of cells. A move of one cell (tic-tac-toe, Connect
+ * Four, Othello) is sent on the first click; a checkers move is a path from the
+ * piece through each landing square, chosen one click at a time.
+ */
+
+import { svg } from "../dom.js";
+
+const CELL = 100;
+const LABEL_MARGIN = 34;
+const EDGE = 16;
+
+const sameCell = (a, b) => a[0] === b[0] && a[1] === b[1];
+const startsWith = (path, prefix) => prefix.every((cell, i) => path[i] && sameCell(path[i], cell));
+const OWN_PIECES = ["xX", "oO"];
+
+export class BoardView {
+  /**
+   * @param {object} game the board module of the game (boards/<game>.js)
+   * @param {{onMove: (move: string) => void, onAttempt: (text: string) => void,
+   *          onHint?: (text: string) => void, onInactive?: () => void, sides?: string[]}} handlers
+   *   `onMove` gets a legal move; `onAttempt` what clicks tried when no legal move matched (for the
+   *   server to explain); `onHint` a local hint; `onInactive` a click while the viewer may not move.
+   */
+  constructor(game, handlers) {
+    this.game = game;
+    this.handlers = handlers;
+    this.state = { grid: [], legal: [], lastMove: null, seat: null, interactive: false };
+    this.selection = [];
+    this.focus = null;
+    this.element = svg("svg", {
+      class: `board board-${game.name}`,
+      role: "group",
+      "aria-label": `${game.title} board`,
+      "aria-roledescription": "board",
+    });
+    this.element.addEventListener("keydown", (event) => this.#onKey(event));
+  }
+
+  /**
+   * Draws a new state.
+   * @param {{grid: string[], legal?: string[], lastMove?: string|null, seat?: number|null,
+   *          interactive?: boolean}} state `seat` is the viewer's seat (for orientation and
+   *          which pieces are theirs); `interactive` whether the viewer may move now.
+   */
+  update(state) {
+    const gridChanged = state.grid.join("/") !== this.state.grid.join("/");
+    this.state = { legal: [], lastMove: null, seat: null, interactive: false, ...state };
+    if (gridChanged || !this.state.interactive) this.selection = [];
+    this.#draw();
+  }
+
+  /** Clears a half-entered move (after the server refused it, or on Escape). */
+  clearSelection() {
+    this.selection = [];
+    this.#draw();
+  }
+
+  get rows() {
+    return this.state.grid.length;
+  }
+
+  get cols() {
+    return this.state.grid[0]?.length ?? 0;
+  }
+
+  /** Room left of the board: row labels, or just a frame. */
+  get left() {
+    return this.game.coordinates?.row ? LABEL_MARGIN : EDGE;
+  }
+
+  /** Room above the board: column labels, or just a frame. */
+  get top() {
+    return this.game.coordinates?.column ? LABEL_MARGIN : EDGE;
+  }
+
+  get flipped() {
+    return this.game.flippedFor?.(this.state.seat) ?? false;
+  }
+
+  /** Legal moves with the cells that enter them, computed on the current grid. */
+  #legalPaths() {
+    if (!this.state.interactive) return [];
+    return this.state.legal
+      .map((move) => ({ move, path: this.game.pathOf(move, this.state.grid) }))
+      .filter(({ path }) => path.length > 0);
+  }
+
+  #screen(row, col) {
+    return this.flipped ? [this.rows - 1 - row, this.cols - 1 - col] : [row, col];
+  }
+
+  #draw() {
+    const { grid } = this.state;
+    const width = this.left + this.cols * CELL + EDGE;
+    const height = this.top + this.rows * CELL + EDGE;
+    this.element.setAttribute("viewBox", `0 0 ${width} ${height}`);
+    const hadFocus = this.element.contains(document.activeElement);
+    const legalPaths = this.#legalPaths();
+    const candidates = legalPaths.filter(({ path }) => startsWith(path, this.selection));
+    const next = candidates.map(({ path }) => path[this.selection.length]).filter(Boolean);
+    const lastCells = this.state.lastMove
+      ? (this.game.lastMoveCells ?? this.game.pathOf)(this.state.lastMove, grid)
+      : [];
+    this.focus ??= next[0] ?? this.#firstPlayable();
+
+    const layers = [svg("rect", { class: "board-frame", x: 0, y: 0, width, height, rx: 12 })];
+    layers.push(...this.#coordinates());
+    for (let row = 0; row < this.rows; row++) {
+      for (let col = 0; col < this.cols; col++) {
+        layers.push(this.#cell(row, col, { next, lastCells }));
+      }
+    }
+    this.element.replaceChildren(...layers);
+    if (hadFocus) this.#cellElement(this.focus)?.focus();
+  }
+
+  #firstPlayable() {
+    for (let row = 0; row < this.rows; row++) {
+      for (let col = 0; col < this.cols; col++) if (this.#playable(row, col)) return [row, col];
+    }
+    return [0, 0];
+  }
+
+  #playable(row, col) {
+    return this.state.grid[row]?.[col] !== undefined && this.state.grid[row][col] !== " ";
+  }
+
+  #coordinates() {
+    const labels = [];
+    const coords = this.game.coordinates;
+    if (!coords) return labels;
+    for (let col = 0; col < this.cols; col++) {
+      const text = coords.column?.(col);
+      if (!text) continue;
+      const x = this.left + this.#screen(0, col)[1] * CELL + CELL / 2;
+      labels.push(svg("text", { class: "coord", x, y: this.top - 10, "text-anchor": "middle" }, text));
+    }
+    for (let row = 0; row < this.rows; row++) {
+      const text = coords.row?.(row);
+      if (!text) continue;
+      const y = this.top + this.#screen(row, 0)[0] * CELL + CELL / 2 + 7;
+      labels.push(svg("text", { class: "coord", x: this.left / 2 + 2, y, "text-anchor": "middle" }, text));
+    }
+    return labels;
+  }
+
+  #cell(row, col, { next, lastCells }) {
+    const [screenRow, screenCol] = this.#screen(row, col);
+    const x = this.left + screenCol * CELL;
+    const y = this.top + screenRow * CELL;
+    const piece = this.state.grid[row][col];
+    const playable = piece !== " ";
+    const isNext = next.some((cell) => sameCell(cell, [row, col]));
+    const isSelected = this.selection.some((cell) => sameCell(cell, [row, col]));
+    const isLast = lastCells.some((cell) => sameCell(cell, [row, col]));
+    const classes = ["cell"];
+    if (isNext) classes.push(this.selection.length === 0 && piece !== "." ? "movable" : "target");
+    if (isSelected) classes.push("selected");
+    if (isLast) classes.push("last");
+
+    const group = svg("g", {
+      class: classes.join(" "),
+      "data-cell": this.game.cellName(row, col, this.state.grid),
+      transform: `translate(${x} ${y})`,
+    });
+    group.append(this.game.drawCell(row, col, CELL, this.state.grid));
+    if (isLast)
+      group.append(svg("rect", { class: "last-mark", x: 3, y: 3, width: CELL - 6, height: CELL - 6 }));
+    if (piece !== "." && playable) group.append(this.game.drawPiece(piece, CELL));
+    if (isNext) {
+      group.append(
+        piece === "."
+          ? svg("circle", { class: "hint-dot", cx: CELL / 2, cy: CELL / 2, r: CELL * 0.14 })
+          : svg("circle", { class: "hint-ring", cx: CELL / 2, cy: CELL / 2, r: CELL * 0.44 }),
+      );
+    }
+    if (isSelected) {
+      group.append(
+        svg("rect", { class: "select-mark", x: 4, y: 4, width: CELL - 8, height: CELL - 8, rx: 8 }),
+      );
+    }
+    if (!playable) return group;
+
+    const isFocus = this.focus && sameCell(this.focus, [row, col]);
+    group.setAttribute("role", "button");
+    group.setAttribute("tabindex", isFocus ? "0" : "-1");
+    group.setAttribute("aria-label", this.#describe(row, col, { isNext, isSelected, isLast }));
+    if (!this.state.interactive) group.setAttribute("aria-disabled", "true");
+    group.addEventListener("click", () => this.#activate(row, col));
+    group.addEventListener("focus", () => {
+      this.focus = [row, col];
+    });
+    return group;
+  }
+
+  #describe(row, col, { isNext, isSelected, isLast }) {
+    const piece = this.state.grid[row][col];
+    const parts = [this.game.cellName(row, col, this.state.grid)];
+    parts.push(piece === "." ? "empty" : this.game.pieceName(piece, this.handlers.sides ?? []));
+    if (isSelected) parts.push("selected");
+    if (isNext) parts.push(this.selection.length === 0 && piece !== "." ? "can move" : "legal move");
+    if (isLast) parts.push("last move");
+    return parts.join(", ");
+  }
+
+  #cellElement(cell) {
+    if (!cell) return null;
+    const name = this.game.cellName(cell[0], cell[1], this.state.grid);
+    return this.element.querySelector(`[data-cell="${CSS.escape(name)}"][role="button"]`);
+  }
+
+  /** A click or key press on a cell: extend the half-entered move, send it, or explain. */
+  #activate(row, col) {
+    const { grid, seat } = this.state;
+    if (!this.state.interactive) {
+      this.handlers.onInactive?.();
+      return;
+    }
+    this.focus = [row, col];
+    const target = this.game.clickTarget ? this.game.clickTarget(row, col, grid) : [row, col];
+    if (this.selection.length && sameCell(this.selection.at(-1), target) && this.selection.length === 1) {
+      this.clearSelection();
+      return;
+    }
+    const legalPaths = this.#legalPaths();
+    const extended = [...this.selection, target];
+    const matches = legalPaths.filter(({ path }) => startsWith(path, extended));
+    const complete = matches.find(({ path }) => path.length === extended.length);
+    if (complete) {
+      this.selection = [];
+      this.handlers.onMove(complete.move);
+      this.#draw();
+      return;
+    }
+    if (matches.length) {
+      this.selection = extended;
+      this.#draw();
+      return;
+    }
+    // Clicking another piece that can move starts a new move from it.
+    if (this.selection.length && legalPaths.some(({ path }) => sameCell(path[0], target))) {
+      this.selection = [target];
+      this.#draw();
+      return;
+    }
+    const own = seat !== null && OWN_PIECES[seat]?.includes(grid[target[0]]?.[target[1]]);
+    if (this.selection.length === 0 && own && this.game.multiStep) {
+      // A piece with no legal move: select it anyway so the next click names an attempt to explain.
+      this.selection = [target];
+      this.#draw();
+      return;
+    }
+    const attempt = this.game.attempt(extended, grid);
+    this.selection = [];
+    this.#draw();
+    if (attempt) this.handlers.onAttempt(attempt);
+    else this.handlers.onHint?.(this.game.selectHint ?? "That is not a legal move.");
+  }
+
+  #onKey(event) {
+    const steps = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+    if (event.key in steps) {
+      event.preventDefault();
+      let [dRow, dCol] = steps[event.key];
+      if (this.flipped) [dRow, dCol] = [-dRow, -dCol];
+      this.#moveFocus(dRow, dCol);
+    } else if (event.key === "Enter" || event.key === " ") {
+      event.preventDefault();
+      if (this.focus) this.#activate(...this.focus);
+    } else if (event.key === "Escape" && this.selection.length) {
+      event.preventDefault();
+      this.clearSelection();
+    }
+  }
+
+  /** Moves keyboard focus one step, skipping cells no piece can use (checkers' light squares). */
+  #moveFocus(dRow, dCol) {
+    let [row, col] = this.focus ?? this.#firstPlayable();
+    for (let step = 0; step < Math.max(this.rows, this.cols); step++) {
+      row += dRow;
+      col += dCol;
+      if (row < 0 || col < 0 || row >= this.rows || col >= this.cols) return;
+      if (this.#playable(row, col)) break;
+      if (dRow === 0) continue;
+      // Diagonal boards: a light square above or below is skipped sideways onto a dark one.
+      if (this.#playable(row, col + 1)) {
+        col += 1;
+        break;
+      }
+      if (this.#playable(row, col - 1)) {
+        col -= 1;
+        break;
+      }
+    }
+    if (!this.#playable(row, col)) return;
+    this.focus = [row, col];
+    this.#draw();
+    this.#cellElement(this.focus)?.focus();
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * The bots' opinion of a game, ply by ply, as an SVG graph.
+ *
+ * Each bot move stores its search score from the mover's point of view (negamax);
+ * the graph turns every score to seat 0's point of view, so up is good for the
+ * first side and down for the second. A won or lost game the search saw to its
+ * end (a score within MAX_PLY of WIN, the bots' scale) sits on the edge; other
+ * scores are squashed with s / (|s| + k), `k` the typical size of this game's
+ * evaluations, so ordinary advantages spread over the middle of the graph.
+ */
+
+import { svg } from "./dom.js";
+
+const WIDTH = 560;
+const HEIGHT = 170;
+const PAD = { left: 10, right: 10, top: 24, bottom: 24 };
+
+const WIN = 1_000_000;
+const MAX_PLY = 10_000;
+
+export const isDecisive = (score) => Math.abs(score) > WIN - MAX_PLY;
+
+/** A person's reading of a score: "win in 3", "loss in 4" or "+12". */
+export function describeScore(score) {
+  if (isDecisive(score)) return `${score > 0 ? "win" : "loss"} in ${WIN - Math.abs(score)}`;
+  return formatScore(score);
+}
+
+/** A typical evaluation size for the squash: the upper quartile of |score|, at least 1. */
+function scale(scores) {
+  const sizes = scores
+    .filter((score) => !isDecisive(score))
+    .map(Math.abs)
+    .sort((a, b) => a - b);
+  if (!sizes.length) return 1;
+  return Math.max(1, sizes[Math.floor(sizes.length * 0.75)]);
+}
+
+/** The score of a bot move from seat 0's point of view. */
+export function scoreForFirstSeat(point) {
+  return point.seat === 0 ? point.score : -point.score;
+}
+
+export function formatScore(score) {
+  return score > 0 ? `+${score}` : String(score);
+}
+
+/**
+ * @param {{points: {ply: number, seat: number, score: number, depth?: number, pv?: string[]}[],
+ *          plies: number, current: number, sides: string[], onSelect?: (ply: number) => void}} options
+ *   `ply` of a point is the number of moves played once the scored move is on the board (1 = first move).
+ * @returns {SVGSVGElement}
+ */
+export function evalGraph({ points, plies, current, sides, onSelect }) {
+  const scored = points.filter((point) => typeof point.score === "number");
+  const k = scale(scored.map(scoreForFirstSeat));
+  const innerWidth = WIDTH - PAD.left - PAD.right;
+  const innerHeight = HEIGHT - PAD.top - PAD.bottom;
+  const midY = PAD.top + innerHeight / 2;
+  const x = (ply) => PAD.left + (plies > 0 ? (ply / plies) * innerWidth : 0);
+  const squash = (score) => (isDecisive(score) ? Math.sign(score) : score / (Math.abs(score) + k));
+  const y = (score) => midY - squash(score) * (innerHeight / 2);
+
+  const last = scored.at(-1);
+  const summary = last
+    ? `Bot evaluation over ${scored.length} bot moves; ` +
+      `last: ${describeScore(scoreForFirstSeat(last))} for ${sides[0]}`
+    : "No bot evaluations in this game";
+  const graph = svg("svg", {
+    class: "eval-graph",
+    viewBox: `0 0 ${WIDTH} ${HEIGHT}`,
+    role: "img",
+    "aria-label": summary,
+  });
+  graph.append(
+    svg("rect", { class: "eval-bg", x: 0, y: 0, width: WIDTH, height: HEIGHT, rx: 8 }),
+    svg("rect", { class: "eval-lower", x: PAD.left, y: midY, width: innerWidth, height: innerHeight / 2 }),
+    svg("line", { class: "eval-axis", x1: PAD.left, y1: midY, x2: WIDTH - PAD.right, y2: midY }),
+    svg("text", { class: "eval-label", x: PAD.left + 4, y: PAD.top - 8 }, `${sides[0]} better ↑`),
+    svg("text", { class: "eval-label", x: PAD.left + 4, y: HEIGHT - 8 }, `${sides[1]} better ↓`),
+  );
+  if (scored.length) {
+    const line = scored.map((point) => `${x(point.ply)},${y(scoreForFirstSeat(point))}`);
+    const first = scored[0].ply;
+    const last = scored.at(-1).ply;
+    graph.append(
+      svg("polygon", {
+        class: "eval-area",
+        points: [`${x(first)},${midY}`, ...line, `${x(last)},${midY}`].join(" "),
+      }),
+      svg("polyline", { class: "eval-line", points: line.join(" ") }),
+    );
+    for (const point of scored) {
+      const score = scoreForFirstSeat(point);
+      const detail = [`ply ${point.ply} (${sides[point.seat]}): ${describeScore(score)} for ${sides[0]}`];
+      if (point.depth !== undefined && point.depth !== null) detail.push(`depth ${point.depth}`);
+      if (point.pv?.length) detail.push(`pv ${point.pv.join(" ")}`);
+      graph.append(
+        svg(
+          "circle",
+          {
+            class: `eval-point seat${point.seat}`,
+            cx: x(point.ply),
+            cy: y(score),
+            r: 5,
+            "data-ply": point.ply,
+          },
+          svg("title", {}, detail.join(", ")),
+        ),
+      );
+    }
+  }
+  graph.append(
+    svg("line", {
+      class: "eval-cursor",
+      x1: x(current),
+      y1: PAD.top - 4,
+      x2: x(current),
+      y2: HEIGHT - PAD.bottom + 4,
+    }),
+  );
+  if (onSelect && plies > 0) {
+    graph.addEventListener("click", (event) => {
+      const box = graph.getBoundingClientRect();
+      const fraction = ((event.clientX - box.left) / box.width) * WIDTH;
+      const ply = Math.round(((fraction - PAD.left) / innerWidth) * plies);
+      onSelect(Math.min(plies, Math.max(0, ply)));
+    });
+  }
+  return graph;
+}

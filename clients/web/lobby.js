@@ -1,0 +1,255 @@
+/**
+ * The lobby: play a bot, open a match for people, and the live list of open and
+ * live public matches per game, with your own unfinished games first.
+ */
+
+import { api } from "./api.js";
+import { loadCatalog } from "./catalog.js";
+import { h, replaceChildren } from "./dom.js";
+import { botBadge } from "./icons.js";
+import { botForm, peopleForm } from "./lobby_forms.js";
+
+function playerLabel(player) {
+  if (!player) return h("span", { class: "open-seat" }, "open seat");
+  return h(
+    "span",
+    { class: player.bot ? "player bot" : "player" },
+    player.name,
+    player.bot ? botBadge() : null,
+  );
+}
+
+export function mount(container, app) {
+  let catalog = null;
+  let connection = null;
+  const entries = new Map();
+  const cleanups = [];
+  let filter = "all";
+
+  const actions = h("div", { class: "lobby-actions" });
+  const mine = h("section", {
+    class: "panel your-games",
+    "aria-labelledby": "your-games-title",
+    hidden: true,
+  });
+  const tabs = h("div", { class: "tabs", role: "toolbar", "aria-label": "Show matches of" });
+  const list = h("ul", { class: "match-list", "aria-live": "polite", "aria-busy": "true" });
+  const listPanel = h(
+    "section",
+    { class: "panel", "aria-labelledby": "lobby-list-title" },
+    h("h2", { id: "lobby-list-title" }, "Open and live matches"),
+    tabs,
+    list,
+  );
+  replaceChildren(container, h("div", { class: "lobby" }, actions, mine, listPanel));
+
+  async function create(request, button) {
+    button.disabled = true;
+    try {
+      const state = await connection.request({ type: "match.create", ...request });
+      app.navigate(`/match/${encodeURIComponent(state.match_id)}`);
+    } catch (error) {
+      app.toast(`Could not create the match: ${error.message}`, "error");
+      button.disabled = false;
+    }
+  }
+
+  function renderTabs() {
+    const options = [["all", "All games"], ...catalog.games.map((g) => [g.name, g.title])];
+    replaceChildren(
+      tabs,
+      options.map(([value, text]) =>
+        h(
+          "button",
+          {
+            type: "button",
+            class: "tab",
+            "aria-pressed": String(filter === value),
+            onclick: () => {
+              filter = value;
+              renderTabs();
+              renderList();
+            },
+          },
+          text,
+          " ",
+          h(
+            "span",
+            { class: "count" },
+            String([...entries.values()].filter((e) => value === "all" || e.game === value).length),
+          ),
+        ),
+      ),
+    );
+  }
+
+  function entryItem(entry) {
+    const game = catalog.byName[entry.game];
+    const me = connection?.player?.id;
+    const mySeat = entry.seats.findIndex((player) => player?.id === me);
+    const free = entry.seats.findIndex((player) => !player);
+    const href = `/match/${encodeURIComponent(entry.match_id)}`;
+    const buttons = [];
+    if (mySeat >= 0) {
+      buttons.push(
+        h(
+          "a",
+          { class: "button primary", href, "data-link": true, "aria-label": `Resume ${game?.title} match` },
+          "Resume",
+        ),
+      );
+    } else if (entry.status === "open" && free >= 0 && !entry.bot) {
+      buttons.push(
+        h(
+          "button",
+          {
+            type: "button",
+            class: "primary",
+            "aria-label": `Join ${game?.title} match as ${game?.sides[free]}`,
+            onclick: async (event) => {
+              event.target.disabled = true;
+              try {
+                await connection.request({ type: "match.join", match_id: entry.match_id });
+                app.navigate(href);
+              } catch (error) {
+                app.toast(`Could not join: ${error.message}`, "error");
+                event.target.disabled = false;
+              }
+            },
+          },
+          "Join",
+        ),
+      );
+    }
+    if (mySeat < 0) {
+      buttons.push(
+        h(
+          "a",
+          { class: "button", href, "data-link": true, "aria-label": `Watch ${game?.title} match` },
+          "Watch",
+        ),
+      );
+    }
+    const waiting =
+      entry.status === "open" && entry.bot ? ` · waiting for a level ${entry.bot.level} bot` : "";
+    return h(
+      "li",
+      { class: `match-entry status-${entry.status}`, "data-match": entry.match_id },
+      h("span", { class: `game-badge game-${entry.game}` }, game?.title ?? entry.game),
+      h(
+        "span",
+        { class: "players" },
+        playerLabel(entry.seats[0]),
+        h("span", { class: "vs" }, " vs "),
+        playerLabel(entry.seats[1]),
+      ),
+      h(
+        "span",
+        { class: "meta" },
+        `${entry.time_control === "untimed" ? "untimed" : entry.time_control} · ${entry.status}${waiting}`,
+      ),
+      h("span", { class: "entry-actions" }, buttons),
+    );
+  }
+
+  function renderList() {
+    const shown = [...entries.values()]
+      .filter((entry) => filter === "all" || entry.game === filter)
+      .sort((a, b) =>
+        a.status === b.status ? b.created_at.localeCompare(a.created_at) : a.status === "open" ? -1 : 1,
+      );
+    list.setAttribute("aria-busy", "false");
+    replaceChildren(
+      list,
+      shown.length
+        ? shown.map(entryItem)
+        : h("li", { class: "empty" }, "No open or live matches right now. Open one, or play a bot."),
+    );
+  }
+
+  async function renderMine(matchIds) {
+    if (!matchIds?.length) {
+      mine.hidden = true;
+      return;
+    }
+    const records = await Promise.all(matchIds.map((id) => api.match(id).catch(() => ({ id }))));
+    const me = connection.player?.id;
+    mine.hidden = false;
+    replaceChildren(
+      mine,
+      h("h2", { id: "your-games-title" }, "Your games in progress"),
+      h(
+        "ul",
+        { class: "match-list" },
+        records.map((record) => {
+          const game = catalog.byName[record.game];
+          const opponent = (record.seats ?? [])
+            .map((seat) => seat.player)
+            .find((player) => player && player.id !== me);
+          const label = opponent ? `against ${opponent.name}` : "waiting for an opponent";
+          return h(
+            "li",
+            { class: "match-entry" },
+            h("span", { class: `game-badge game-${record.game}` }, game?.title ?? "Match"),
+            h("span", { class: "players" }, label),
+            h("span", { class: "meta" }, `${record.options?.time_control ?? ""} · ${record.status ?? ""}`),
+            h(
+              "span",
+              { class: "entry-actions" },
+              h(
+                "a",
+                {
+                  class: "button primary",
+                  href: `/match/${encodeURIComponent(record.id)}`,
+                  "data-link": true,
+                },
+                "Resume",
+              ),
+            ),
+          );
+        }),
+      ),
+    );
+  }
+
+  async function start() {
+    try {
+      catalog = await loadCatalog();
+    } catch (error) {
+      app.showProblem(container, "The server did not answer", error.message);
+      return;
+    }
+    connection = await app.connectionReady(container);
+    if (!container.isConnected) return;
+    replaceChildren(container, h("div", { class: "lobby" }, actions, mine, listPanel));
+    replaceChildren(actions, botForm(catalog, create), peopleForm(catalog, create));
+    renderTabs();
+    cleanups.push(
+      connection.on("lobby.update", ({ entry }) => {
+        entries.set(entry.match_id, entry);
+        renderTabs();
+        renderList();
+      }),
+      connection.on("lobby.remove", ({ match_id: matchId }) => {
+        entries.delete(matchId);
+        renderTabs();
+        renderList();
+      }),
+      connection.on("welcome", (welcome) => renderMine(welcome.matches)),
+      connection.onResume(async () => {
+        const snapshot = await connection.request({ type: "lobby.subscribe" });
+        entries.clear();
+        for (const entry of snapshot.matches) entries.set(entry.match_id, entry);
+        renderTabs();
+        renderList();
+      }),
+    );
+    if (connection.welcome) renderMine(connection.welcome.matches);
+  }
+
+  start();
+  return () => {
+    for (const cleanup of cleanups) cleanup();
+    if (connection?.ready) connection.request({ type: "lobby.unsubscribe" }).catch(() => {});
+  };
+}

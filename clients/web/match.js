@@ -1,0 +1,396 @@
+/**
+ * A match, played or watched: the board, both players with their clocks, the
+ * controls a player has now, the moves so far, chat, and the result.
+ *
+ * The view follows the match by `match.watch`: the first time for a full state,
+ * after every reconnection from the last seq it saw (see match_model.js). Moves
+ * carry the ply they answer and are re-sent after a drop, so no move is lost and
+ * none is played twice.
+ */
+
+import { boardFor } from "./boards/index.js";
+import { BoardView } from "./boards/board.js";
+import { pieceCounts } from "./boards/pieces.js";
+import { loadCatalog } from "./catalog.js";
+import { ClockFaces } from "./clock.js";
+import { h, replaceChildren } from "./dom.js";
+import { MatchModel } from "./match_model.js";
+import { controlsFor, ResignButton, shareLink, showResult, turnText } from "./match_panels.js";
+import { renderMoveList } from "./movelist.js";
+import { PlayerStrip } from "./players.js";
+
+const REFUSALS = {
+  not_your_turn: "It is not your turn.",
+  match_over: "The match is over.",
+  not_started: "The match has not started: it waits for a second player.",
+  not_a_player: "You are watching this match, not playing it.",
+};
+
+export function mount(container, app, [matchId]) {
+  const model = new MatchModel();
+  const cleanups = [];
+  let connection = null;
+  let catalog = null;
+  let ui = null;
+  let buffered = [];
+  let sending = null;
+  let following = null;
+
+  replaceChildren(container, h("p", { class: "loading" }, "Loading the match…"));
+
+  function names() {
+    const { seats } = model.state;
+    const sides = catalog.byName[model.state.game]?.sides ?? ["seat 0", "seat 1"];
+    return seats.map((player, seat) => (player ? `${player.name} (${sides[seat]})` : sides[seat]));
+  }
+
+  /** Asks for the match from the last seq seen (a catch-up), or in full the first time. */
+  function follow({ full = false } = {}) {
+    if (full && following) return following.then(() => follow({ full }));
+    following ??= (async () => {
+      const resume = model.ready && !full ? { since: model.state.seq, log: model.state.log } : {};
+      try {
+        await connection.request({ type: "match.watch", match_id: matchId, ...resume });
+      } catch (error) {
+        if (error.code === "not_found") showMissing();
+        else if (error.code !== "disconnected")
+          app.toast(`Could not follow the match: ${error.message}`, "error");
+      } finally {
+        following = null;
+      }
+    })();
+    return following;
+  }
+
+  function onMessage(message) {
+    if (message.match_id !== matchId) return;
+    if (message.type === "match.state") {
+      const stale = model.ready && message.log === model.state.log && message.seq < model.state.seq;
+      if (stale) return;
+      const rebuild = !model.ready || model.mySeat !== (message.you ?? null);
+      model.reset(message);
+      const early = buffered.filter((event) => event.seq > model.state.seq).sort((a, b) => a.seq - b.seq);
+      buffered = [];
+      for (const event of early) model.apply(event);
+      if (rebuild) build(); // the first time, or a seat taken: the player's side goes to the bottom
+      settlePendingMove();
+      render();
+    } else if (message.type === "match.catchup") {
+      for (const event of message.events) onEvent(event, { quiet: true });
+      if (model.ready && message.clocks_ms !== undefined) {
+        // The catch-up's own clocks are "now"; those of the missed moves were "then".
+        Object.assign(model.state, {
+          clocks_ms: message.clocks_ms,
+          clock_running: message.clock_running ?? null,
+        });
+        model.state.clocksAt = performance.now();
+      }
+      settlePendingMove();
+      render();
+    } else if (typeof message.seq === "number" && message.type !== "error") {
+      onEvent(message);
+    }
+  }
+
+  function onEvent(event, { quiet = false } = {}) {
+    if (!model.ready) {
+      buffered.push(event);
+      return;
+    }
+    const outcome = model.apply(event);
+    if (outcome === "gap") {
+      follow();
+      return;
+    }
+    if (outcome !== "applied") return;
+    if (event.type === "moved" && sending && event.ply === sending.ply) sending = null;
+    if (event.type === "started" && !Array.isArray(event.legal)) {
+      // `started` says when but not what may be played: ask for the full state, which does.
+      follow({ full: true });
+    }
+    if (event.type === "rematch.started" && model.mySeat !== null && !quiet) {
+      app.toast("The rematch has started.");
+      app.navigate(`/match/${encodeURIComponent(event.new_match_id)}`);
+      return;
+    }
+    if (!quiet) {
+      announce(event);
+      render();
+    }
+  }
+
+  /**
+   * After a (re)sync: forget a move in flight that the match has moved past. One it still waits for
+   * stays pending: net.js sends it again once the connection is back, with the same ply.
+   */
+  function settlePendingMove() {
+    if (!sending) return;
+    if (model.ply !== sending.ply || !model.myTurn) sending = null;
+  }
+
+  async function sendMove(move) {
+    if (sending) return;
+    const ply = model.ply;
+    sending = { ply, move };
+    ui.status.textContent = `Sending ${move}…`;
+    render();
+    try {
+      await connection.request({ type: "move", match_id: matchId, ply, move }, { resend: true });
+      ui.error.textContent = "";
+    } catch (error) {
+      if (error.code === "stale_ply" && model.ply > ply) return; // answered already, before a drop
+      explain(error);
+    } finally {
+      if (sending?.ply === ply) sending = null;
+      render();
+    }
+  }
+
+  function explain(error) {
+    const text =
+      error.code === "illegal_move"
+        ? `Illegal move: ${error.message}`
+        : (REFUSALS[error.code] ?? error.message);
+    ui.error.textContent = text;
+    ui.board.clearSelection();
+  }
+
+  async function act(type, extra = {}) {
+    try {
+      await connection.request({ type, match_id: matchId, ...extra });
+    } catch (error) {
+      explain(error);
+    }
+  }
+
+  /** Takes the free seat of an open match reached by its link (a private match is only reached so). */
+  async function join(seat) {
+    try {
+      await connection.request({ type: "match.join", match_id: matchId, seat });
+    } catch (error) {
+      explain(error);
+    }
+  }
+
+  /** Says out loud what the opponent offered or refused: the controls change, but quietly. */
+  function announce(event) {
+    if (model.mySeat === null || event.seat === model.mySeat) return;
+    const who = names()[event.seat];
+    const text = {
+      "draw.offered": `${who} offers a draw.`,
+      "draw.declined": `${who} declined the draw.`,
+      "rematch.offered": `${who} offers a rematch.`,
+      "rematch.declined": `${who} declined the rematch.`,
+    }[event.type];
+    if (text) app.toast(text);
+  }
+
+  function showMissing() {
+    app.showProblem(container, "No such match", `There is no match ${matchId} on this server.`);
+  }
+
+  /** Builds the page once the first state says which game this is. */
+  function build() {
+    ui?.clocks.stop();
+    const { state } = model;
+    const boardModule = boardFor(state.game);
+    const game = catalog.byName[state.game];
+    const sides = game?.sides ?? ["First", "Second"];
+    const clocks = new ClockFaces(sides.map((side) => `${side}'s clock`));
+    const board = new BoardView(boardModule, {
+      sides,
+      onMove: sendMove,
+      onAttempt: sendMove,
+      onHint: (text) => {
+        ui.error.textContent = text;
+      },
+      onInactive: () => {
+        ui.error.textContent =
+          model.mySeat === null
+            ? "You are watching: only the players move."
+            : model.isOver
+              ? REFUSALS.match_over
+              : model.state.status === "open"
+                ? REFUSALS.not_started
+                : sending
+                  ? "Your move is on its way."
+                  : REFUSALS.not_your_turn;
+      },
+    });
+    const strips = [0, 1].map((seat) => new PlayerStrip(seat, boardModule, clocks.faces[seat]));
+    const bottomSeat = state.you ?? boardModule.spectatorBottomSeat ?? 0;
+    const chatLog = h("ol", { class: "chat-log", "aria-label": "Chat messages", "aria-live": "polite" });
+    const chatInput = h("input", {
+      id: "chat-input",
+      name: "text",
+      maxlength: 200,
+      autocomplete: "off",
+      placeholder: "Say something",
+    });
+    const chatForm = h(
+      "form",
+      {
+        class: "chat-form",
+        onsubmit: async (event) => {
+          event.preventDefault();
+          const text = chatInput.value.trim();
+          if (!text) return;
+          chatInput.value = "";
+          await act("chat", { text });
+        },
+      },
+      h("label", { for: "chat-input", class: "visually-hidden" }, "Chat message"),
+      chatInput,
+      h("button", { type: "submit", "aria-label": "Send chat message" }, "Send"),
+    );
+    ui = {
+      resign: new ResignButton(
+        () => act("resign"),
+        () => renderControls(),
+      ),
+      boardModule,
+      sides,
+      clocks,
+      board,
+      strips,
+      top: strips[1 - bottomSeat],
+      bottom: strips[bottomSeat],
+      title: h("h1", { class: "match-title" }),
+      banner: h("div", { class: "banner", role: "status", "aria-live": "polite", hidden: true }),
+      status: h("p", { class: "turn-status", role: "status", "aria-live": "polite" }),
+      error: h("p", { class: "move-error", role: "alert" }),
+      controls: h("div", { class: "controls", role: "group", "aria-label": "Match actions" }),
+      share: h("div", { class: "share" }),
+      moves: h("ol", { class: "move-list", "aria-label": "Moves" }),
+      chatLog,
+      chatForm,
+      chatNote: h("p", { class: "muted" }, "Spectators read the chat; the players write it."),
+    };
+    replaceChildren(
+      container,
+      h(
+        "div",
+        { class: `match-view game-${state.game}` },
+        h(
+          "section",
+          { class: "board-area", "aria-label": "Board and players" },
+          ui.title,
+          ui.top.element,
+          h("div", { class: "board-holder" }, board.element),
+          ui.bottom.element,
+          ui.status,
+          ui.error,
+        ),
+        h(
+          "aside",
+          { class: "side-panel" },
+          ui.banner,
+          ui.controls,
+          ui.share,
+          h(
+            "section",
+            { class: "panel moves-panel", "aria-labelledby": "moves-title" },
+            h("h2", { id: "moves-title" }, "Moves"),
+            ui.moves,
+          ),
+          h(
+            "section",
+            { class: "panel chat-panel", "aria-labelledby": "chat-title" },
+            h("h2", { id: "chat-title" }, "Chat"),
+            chatLog,
+            chatForm,
+            ui.chatNote,
+          ),
+        ),
+      ),
+    );
+  }
+
+  function renderControls() {
+    const actions = { act, move: sendMove, join };
+    const options = { matchId, sides: ui.sides, sending, resign: ui.resign, ...actions };
+    replaceChildren(ui.controls, controlsFor(model, options));
+  }
+
+  function renderChat() {
+    replaceChildren(
+      ui.chatLog,
+      model.chat.map((line) =>
+        h("li", { class: `seat${line.seat}` }, h("b", {}, `${line.name}: `), line.text),
+      ),
+    );
+    ui.chatLog.scrollTop = ui.chatLog.scrollHeight;
+    ui.chatForm.hidden = model.mySeat === null;
+    ui.chatNote.hidden = model.mySeat !== null;
+  }
+
+  function render() {
+    if (!ui) return;
+    const { state } = model;
+    const game = catalog.byName[state.game];
+    const timeControl = state.options?.time_control ?? "untimed";
+    const watching = model.mySeat === null ? " · watching" : "";
+    ui.title.textContent = `${game?.title ?? state.game} · ${timeControl}${watching}`;
+    ui.board.update({
+      grid: state.board,
+      legal: state.legal,
+      lastMove: state.last_move,
+      seat: model.mySeat,
+      interactive: model.myTurn && !sending,
+    });
+    ui.clocks.set(state.clocks_ms, state.clock_running, state.clocksAt);
+    const counts = pieceCounts(state.board);
+    const noun = ui.boardModule.countNoun;
+    for (const strip of ui.strips) {
+      const seat = strip.seat;
+      const player = state.seats[seat];
+      strip.update({
+        player,
+        side: ui.sides[seat],
+        isYou: model.mySeat === seat,
+        toMove: model.turn === seat,
+        connected: state.connected?.[seat] ?? true,
+        graceMs: state.grace?.[seat],
+        thinking: Boolean(player?.bot),
+        count: noun && state.board.length ? `${counts[seat]} ${noun}` : null,
+      });
+    }
+    const labels = names();
+    ui.status.textContent = turnText(model, { names: labels, sides: ui.sides, sending });
+    showResult(ui.banner, model, labels);
+    renderControls();
+    replaceChildren(
+      ui.share,
+      shareLink(model, matchId, (text) => app.toast(text)),
+    );
+    document.title = model.myTurn ? "● Your turn · Ply Arena" : `${game?.title ?? "Match"} · Ply Arena`;
+    renderMoveList(ui.moves, state.moves, { sides: ui.sides });
+    renderChat();
+  }
+
+  async function start() {
+    try {
+      catalog = await loadCatalog();
+    } catch (error) {
+      app.showProblem(container, "The server did not answer", error.message);
+      return;
+    }
+    connection = await app.connectionReady(container);
+    if (!container.isConnected) return;
+    if (!model.ready) replaceChildren(container, h("p", { class: "loading" }, "Loading the match…"));
+    cleanups.push(connection.on("*", onMessage), connection.onResume(follow));
+  }
+
+  start();
+  return () => {
+    for (const cleanup of cleanups) cleanup();
+    ui?.clocks.stop();
+    ui?.resign.disarm();
+    // A spectator stops following. A player keeps following from the lobby: leaving would start the
+    // grace period of a live match, or cancel an open one the player is waiting in.
+    if (connection?.ready && model.ready && model.mySeat === null) {
+      connection.request({ type: "match.leave", match_id: matchId }).catch(() => {});
+    }
+    document.title = "Ply Arena";
+  };
+}

@@ -1,0 +1,129 @@
+/**
+ * A followed match as data: the last full `match.state`, with every numbered event
+ * after it applied in order.
+ *
+ * Sequence numbers make following exact: an event at or below the current `seq`
+ * is a repeat and is ignored; an event past `seq + 1` means something was missed,
+ * and `apply` says so, so the view can ask for a catch-up instead of guessing.
+ * The server sends the board, the legal moves and whose turn it is with every
+ * state and move, so nothing here knows any game's rules.
+ */
+
+export class MatchModel {
+  constructor() {
+    this.state = null;
+    this.chat = [];
+    this.newMatchId = null;
+  }
+
+  get ready() {
+    return this.state !== null;
+  }
+
+  /** Replaces everything with a full `match.state`. */
+  reset(state) {
+    this.state = {
+      ...state,
+      board: state.board ?? [],
+      legal: state.legal ?? [],
+      last_move: state.last_move ?? state.moves.at(-1) ?? null,
+      engines: [],
+      clocksAt: performance.now(),
+    };
+    if (Array.isArray(state.chat)) this.chat = [...state.chat];
+  }
+
+  /**
+   * Applies one numbered event.
+   * @returns {"applied" | "duplicate" | "gap"}
+   */
+  apply(event) {
+    const state = this.state;
+    if (!state || event.seq <= state.seq) return "duplicate";
+    if (event.seq !== state.seq + 1) return "gap";
+    state.seq = event.seq;
+    if ("clocks_ms" in event) state.clocksAt = performance.now();
+    switch (event.type) {
+      case "seated":
+        state.seats = state.seats.map((player, seat) => (seat === event.seat ? event.player : player));
+        // Sitting down is being there: the server marks a seat present when it is taken.
+        state.connected = state.connected.map((on, seat) => (seat === event.seat ? true : on));
+        break;
+      case "started":
+        state.status = "live";
+        state.turn = event.turn ?? 0;
+        state.clocks_ms = event.clocks_ms;
+        state.clock_running = event.clocks_ms ? state.turn : null;
+        if (event.board) state.board = event.board;
+        if (event.legal) state.legal = event.legal;
+        break;
+      case "moved":
+        state.moves = [...state.moves, event.move];
+        state.engines[event.ply] = event.engine ?? null;
+        state.last_move = event.last_move ?? event.move;
+        state.turn = event.turn ?? 1 - event.seat;
+        state.clocks_ms = event.clocks_ms;
+        state.clock_running = event.clocks_ms ? state.turn : null;
+        state.board = event.board ?? state.board;
+        state.legal = event.legal ?? [];
+        if (state.draw_offer === 1 - event.seat) state.draw_offer = null;
+        break;
+      case "draw.offered":
+        state.draw_offer = event.seat;
+        break;
+      case "draw.declined":
+        state.draw_offer = null;
+        break;
+      case "rematch.offered":
+        state.rematch_offer = event.seat;
+        break;
+      case "rematch.declined":
+        state.rematch_offer = null;
+        break;
+      case "rematch.started":
+        state.rematch_offer = null;
+        this.newMatchId = event.new_match_id;
+        break;
+      case "chat":
+        this.chat.push({ seat: event.seat, name: event.name, text: event.text });
+        break;
+      case "presence":
+        state.connected = state.connected.map((on, seat) => (seat === event.seat ? event.connected : on));
+        state.grace = { ...(state.grace ?? {}), [event.seat]: event.connected ? null : event.grace_ms };
+        break;
+      case "ended":
+        state.status = event.status;
+        state.result = { status: event.status, winner: event.winner, reason: event.reason };
+        state.turn = null;
+        state.legal = [];
+        state.draw_offer = null;
+        state.clocks_ms = event.clocks_ms;
+        state.clock_running = null;
+        break;
+      default:
+        break; // an event type newer than this client: its seq still counts
+    }
+    return "applied";
+  }
+
+  /** The seat whose move it is, or null when nobody is to move. */
+  get turn() {
+    return this.state?.status === "live" ? this.state.turn : null;
+  }
+
+  get ply() {
+    return this.state?.moves.length ?? 0;
+  }
+
+  get mySeat() {
+    return this.state?.you ?? null;
+  }
+
+  get isOver() {
+    return this.state?.status === "finished" || this.state?.status === "aborted";
+  }
+
+  get myTurn() {
+    return this.mySeat !== null && this.turn === this.mySeat;
+  }
+}

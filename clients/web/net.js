@@ -1,0 +1,199 @@
+/**
+ * The one WebSocket to the server: hello, requests and replies, reconnection.
+ *
+ * Views never touch the socket. They send requests (`request` resolves with the
+ * reply carrying the same `id`, or rejects with the server's `error`), listen for
+ * message types, and register resume hooks: after every (re)connection and
+ * `welcome`, the hooks run in order (subscribe to the lobby again, watch each
+ * match again from the last seq seen) before any request queued while offline is
+ * sent. So a move made during a drop is sent once the match has caught up, and the
+ * ply it carries lets the server refuse it if it is stale rather than replay it.
+ */
+
+import { saveIdentity } from "./identity.js";
+
+const BACKOFF_MS = [250, 500, 1000, 2000, 4000, 8000];
+
+/** An `error` reply from the server, or a request that could not be delivered. */
+export class ServerError extends Error {
+  constructor(code, message, requestId = null) {
+    super(message);
+    this.code = code;
+    this.requestId = requestId;
+  }
+}
+
+export class Connection {
+  /**
+   * @param {string} url the WebSocket URL
+   * @param {{name: string, token?: string}} identity who to say hello as
+   */
+  constructor(url, identity) {
+    this.url = url;
+    this.identity = identity;
+    this.player = null;
+    this.welcome = null;
+    this.status = "connecting";
+    this.socket = null;
+    this.ready = false;
+    this.nextId = 1;
+    this.pending = new Map();
+    this.queue = [];
+    this.listeners = new Map();
+    this.resumeHooks = new Set();
+    this.attempt = 0;
+    this.closed = false;
+    this.retryTimer = null;
+  }
+
+  /** Calls `handler(message)` for every server message of `type` ("*" for all); returns an unsubscribe. */
+  on(type, handler) {
+    if (!this.listeners.has(type)) this.listeners.set(type, new Set());
+    this.listeners.get(type).add(handler);
+    return () => this.listeners.get(type)?.delete(handler);
+  }
+
+  /** Runs `hook()` (which may be async) after every welcome, and now if already online. */
+  onResume(hook) {
+    this.resumeHooks.add(hook);
+    if (this.ready) hook();
+    return () => this.resumeHooks.delete(hook);
+  }
+
+  /**
+   * Sends `message` with a fresh `id`; resolves with the reply to it. Queued while offline.
+   *
+   * A request already sent when the socket drops fails with code "disconnected", since
+   * the server may or may not have acted on it, unless `resend` says sending it twice
+   * is harmless (a move carries its ply, so the server refuses a second copy).
+   */
+  request(message, { resend = false } = {}) {
+    const id = this.nextId++;
+    const frame = { ...message, id };
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, frame, resend });
+      if (this.ready) this.#send(frame);
+      else this.queue.push(frame);
+    });
+  }
+
+  connect() {
+    this.closed = false;
+    this.#setStatus(this.attempt === 0 ? "connecting" : "reconnecting");
+    const socket = new WebSocket(this.url);
+    this.socket = socket;
+    socket.addEventListener("open", () => this.#hello());
+    socket.addEventListener("message", (event) => this.#receive(event.data));
+    socket.addEventListener("close", () => {
+      if (this.socket === socket) this.#lost();
+    });
+  }
+
+  /** Closes for good (used when the identity changes). */
+  close() {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    this.socket?.close();
+    this.#setStatus("offline");
+  }
+
+  #setStatus(status, detail = "") {
+    this.status = status;
+    this.#emit({ type: "connection", status, detail });
+  }
+
+  #send(frame) {
+    this.socket.send(JSON.stringify(frame));
+  }
+
+  async #hello() {
+    const { name, token } = this.identity;
+    const id = this.nextId++;
+    const hello = token ? { type: "hello", id, token } : { type: "hello", id, name };
+    this.pending.set(id, {
+      resolve: (welcome) => this.#welcomed(welcome),
+      reject: (error) => (error.code === "disconnected" ? null : this.#helloRefused(error)),
+      frame: null,
+    });
+    this.#send(hello);
+  }
+
+  async #welcomed(welcome) {
+    this.welcome = welcome;
+    this.player = welcome.player;
+    this.identity = { name: welcome.player.name, token: welcome.token, playerId: welcome.player.id };
+    saveIdentity(this.identity);
+    this.attempt = 0;
+    this.ready = true;
+    this.#setStatus("online");
+    this.#emit({ type: "welcome", ...welcome });
+    for (const hook of [...this.resumeHooks]) {
+      try {
+        await hook();
+      } catch (error) {
+        console.warn("resume hook failed", error);
+      }
+    }
+    const queued = this.queue.splice(0);
+    for (const frame of queued) if (this.ready) this.#send(frame);
+  }
+
+  #helloRefused(error) {
+    if (error.code === "bad_token") {
+      // The server does not know this token (a reset database): start again under the same name.
+      this.identity = { name: this.identity.name };
+      saveIdentity(this.identity);
+      this.#emit({ type: "identity.lost", name: this.identity.name });
+      this.#hello();
+      return;
+    }
+    this.#setStatus("error", error.message);
+  }
+
+  #receive(data) {
+    let message;
+    try {
+      message = JSON.parse(data);
+    } catch {
+      console.warn("unreadable frame from server", data);
+      return;
+    }
+    const waiting = message.id !== undefined && message.id !== null ? this.pending.get(message.id) : null;
+    if (waiting) {
+      this.pending.delete(message.id);
+      if (message.type === "error")
+        waiting.reject(new ServerError(message.code, message.message, message.id));
+      else waiting.resolve(message);
+    }
+    this.#emit(message);
+  }
+
+  #emit(message) {
+    for (const type of [message.type, "*"]) {
+      for (const handler of this.listeners.get(type) ?? []) handler(message);
+    }
+  }
+
+  /** The socket closed: requests sent on it are queued again, and a new socket is tried after a pause. */
+  #lost() {
+    this.ready = false;
+    for (const [id, waiting] of this.pending) {
+      if (this.queue.includes(waiting.frame)) continue;
+      if (waiting.frame && waiting.resend) {
+        this.queue.push(waiting.frame);
+        continue;
+      }
+      this.pending.delete(id);
+      waiting.reject(
+        new ServerError("disconnected", "the connection dropped before the server answered", id),
+      );
+    }
+    this.queue.sort((a, b) => a.id - b.id);
+    if (this.closed) return;
+    const delay = BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)] * (0.75 + Math.random() / 2);
+    this.attempt += 1;
+    this.#setStatus("reconnecting", `retrying in ${(delay / 1000).toFixed(1)} s`);
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => this.connect(), delay);
+  }
+}

@@ -1,0 +1,341 @@
+/**
+ * The replay viewer at /replay/{id}: any stored match, step by step.
+ *
+ * Everything comes from `/api/matches/{id}` (moves, the board after each ply, the
+ * bots' search info) and `/api/matches/{id}/export`; no connection is needed, so a
+ * replay link works for anyone.
+ */
+
+import { api } from "./api.js";
+import { boardFor } from "./boards/index.js";
+import { BoardView } from "./boards/board.js";
+import { describeReason, loadCatalog } from "./catalog.js";
+import { h, replaceChildren } from "./dom.js";
+import { describeScore, evalGraph } from "./evalgraph.js";
+import { icon } from "./icons.js";
+import { renderMoveList } from "./movelist.js";
+
+const PLAY_INTERVAL_MS = 900;
+
+/** "Alice (O) vs Scribbler (X)": the seats of a stored match, with their sides. */
+export function seatNames(record, sides) {
+  const bySeat = [null, null];
+  for (const seat of record.seats ?? []) bySeat[seat.seat] = seat.player;
+  return bySeat.map((player, seat) => (player ? `${player.name} (${sides[seat]})` : sides[seat]));
+}
+
+/** The headline of a finished match: who won, or a draw, and why. */
+export function resultText(record, names) {
+  if (record.status === "aborted") return `Aborted: ${describeReason(record.reason, names)}`;
+  if (record.status !== "finished") return `In progress (${record.status})`;
+  const headline =
+    record.winner === null || record.winner === undefined ? "Draw" : `${names[record.winner]} won`;
+  return `${headline}: ${describeReason(record.reason, names)}`;
+}
+
+/** " (bot's score +12, depth 9, pv 4 4 3)" for a bot move, "" for a person's. */
+function searchSummary(engine) {
+  if (typeof engine?.score !== "number") return "";
+  const pv = (engine.pv ?? []).join(" ") || "–";
+  return ` (bot's score ${describeScore(engine.score)}, depth ${engine.depth ?? "?"}, pv ${pv})`;
+}
+
+export function mount(container, app, [matchId]) {
+  let record = null;
+  let ply = 0;
+  let playing = null;
+  let ui = null;
+
+  replaceChildren(container, h("p", { class: "loading" }, "Loading the replay…"));
+
+  function plies() {
+    return record.moves.length;
+  }
+
+  function show(target) {
+    ply = Math.max(0, Math.min(plies(), target));
+    if (ply === plies()) stop();
+    render();
+  }
+
+  function stop() {
+    clearInterval(playing);
+    playing = null;
+  }
+
+  function togglePlay() {
+    if (playing) {
+      stop();
+    } else {
+      if (ply === plies()) ply = 0;
+      playing = setInterval(() => show(ply + 1), PLAY_INTERVAL_MS);
+    }
+    render();
+  }
+
+  function onKey(event) {
+    if (event.target.closest("input, textarea, select")) return;
+    const keys = {
+      ArrowLeft: () => show(ply - 1),
+      ArrowRight: () => show(ply + 1),
+      Home: () => show(0),
+      End: () => show(plies()),
+    };
+    if (keys[event.key] && !event.target.closest(".board")) {
+      event.preventDefault();
+      keys[event.key]();
+    }
+  }
+
+  function botMoves() {
+    return record.moves
+      .map((move, index) => ({ ...move, ply: index + 1, engine: move.engine }))
+      .filter((move) => move.engine && typeof move.engine.score === "number");
+  }
+
+  function engineTable(sides) {
+    const rows = botMoves();
+    if (!rows.length)
+      return h("p", { class: "muted" }, "No bot played in this match, so there is no search information.");
+    return h(
+      "div",
+      { class: "table-scroll" },
+      h(
+        "table",
+        { class: "engine-table" },
+        h("caption", { class: "visually-hidden" }, "Search information of each bot move"),
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            ["Ply", "Side", "Move", "Bot's score", "Depth", "Nodes", "Principal variation"].map((t) =>
+              h("th", { scope: "col" }, t),
+            ),
+          ),
+        ),
+        h(
+          "tbody",
+          {},
+          rows.map((move) =>
+            h(
+              "tr",
+              { class: move.ply === ply ? "current" : "", "data-ply": move.ply },
+              h(
+                "td",
+                {},
+                h(
+                  "button",
+                  {
+                    type: "button",
+                    class: "link",
+                    onclick: () => show(move.ply),
+                    "aria-label": `Go to ply ${move.ply}`,
+                  },
+                  String(move.ply),
+                ),
+              ),
+              h("td", {}, sides[move.seat]),
+              h("td", {}, move.move),
+              h("td", {}, describeScore(move.engine.score)),
+              h("td", {}, move.engine.depth ?? "–"),
+              h("td", {}, move.engine.nodes?.toLocaleString() ?? "–"),
+              h("td", { class: "pv" }, (move.engine.pv ?? []).join(" ") || "–"),
+            ),
+          ),
+        ),
+      ),
+    );
+  }
+
+  function build(catalog, exportText) {
+    const game = catalog.byName[record.game];
+    const sides = game?.sides ?? ["First", "Second"];
+    const names = seatNames(record, sides);
+    const boardModule = boardFor(record.game);
+    const board = new BoardView(boardModule, { sides, onMove: () => {}, onAttempt: () => {} });
+    const slider = h("input", {
+      type: "range",
+      id: "replay-ply",
+      min: 0,
+      max: plies(),
+      value: 0,
+      oninput: (event) => {
+        stop();
+        show(Number(event.target.value));
+      },
+    });
+    const playButton = h("button", { type: "button", class: "primary", onclick: togglePlay });
+    const control = (label, name, onclick) =>
+      h(
+        "button",
+        { type: "button", class: "icon-button", "aria-label": label, title: label, onclick },
+        icon(name),
+      );
+    ui = {
+      sides,
+      names,
+      board,
+      slider,
+      playButton,
+      position: h("span", { class: "ply-counter", "aria-live": "polite" }),
+      moves: h("ol", { class: "move-list", "aria-label": "Moves" }),
+      graph: h("div", { class: "graph-holder" }),
+      engines: h("div", {}),
+      current: h("p", { class: "current-move", "aria-live": "polite" }),
+    };
+    const exportBlock = h(
+      "pre",
+      { class: "export", tabindex: 0, "aria-label": "Exported game text" },
+      exportText,
+    );
+    replaceChildren(
+      container,
+      h(
+        "div",
+        { class: `replay-view game-${record.game}` },
+        h(
+          "section",
+          { class: "board-area", "aria-label": "Replay board" },
+          h("h1", { class: "match-title" }, `${game?.title ?? record.game} replay`),
+          h("p", { class: "players-line" }, `${names[0]} vs ${names[1]}`),
+          h("p", { class: "banner", "data-outcome": "neutral" }, resultText(record, names)),
+          h("div", { class: "board-holder" }, board.element),
+          ui.current,
+          h(
+            "div",
+            { class: "replay-controls", role: "group", "aria-label": "Replay controls" },
+            control("First position", "first", () => show(0)),
+            control("Previous move", "previous", () => show(ply - 1)),
+            playButton,
+            control("Next move", "next", () => show(ply + 1)),
+            control("Last position", "last", () => show(plies())),
+          ),
+          h(
+            "div",
+            { class: "field slider" },
+            h("label", { for: "replay-ply" }, "Jump to ply "),
+            slider,
+            ui.position,
+          ),
+          h(
+            "section",
+            { class: "panel eval-panel", "aria-labelledby": "eval-title" },
+            h("h2", { id: "eval-title" }, "Bot evaluation"),
+            ui.graph,
+            ui.engines,
+          ),
+        ),
+        h(
+          "aside",
+          { class: "side-panel" },
+          h(
+            "section",
+            { class: "panel moves-panel", "aria-labelledby": "replay-moves-title" },
+            h("h2", { id: "replay-moves-title" }, "Moves"),
+            ui.moves,
+          ),
+          h(
+            "section",
+            { class: "panel", "aria-labelledby": "export-title" },
+            h("h2", { id: "export-title" }, "Export"),
+            exportBlock,
+            h(
+              "div",
+              { class: "row" },
+              h(
+                "a",
+                {
+                  class: "button",
+                  href: `/api/matches/${encodeURIComponent(matchId)}/export`,
+                  download: "",
+                  "aria-label": "Download the exported game",
+                },
+                "Download",
+              ),
+              h(
+                "button",
+                {
+                  type: "button",
+                  onclick: async () => {
+                    try {
+                      await navigator.clipboard.writeText(exportText);
+                      app.toast("Export copied.");
+                    } catch {
+                      app.toast("Copying is not allowed here: select the text instead.", "error");
+                    }
+                  },
+                },
+                "Copy",
+              ),
+            ),
+          ),
+        ),
+      ),
+    );
+  }
+
+  function render() {
+    const boards = record.boards ?? [];
+    const grid = boards[ply] ?? boards.at(-1) ?? [];
+    ui.board.update({
+      grid,
+      legal: [],
+      lastMove: ply > 0 ? record.moves[ply - 1].move : null,
+      seat: null,
+      interactive: false,
+    });
+    ui.slider.value = String(ply);
+    ui.position.textContent = `${ply} / ${plies()}`;
+    replaceChildren(ui.playButton, icon(playing ? "pause" : "play"), playing ? "Pause" : "Play");
+    ui.playButton.setAttribute("aria-label", playing ? "Pause the replay" : "Play the replay");
+    const move = ply > 0 ? record.moves[ply - 1] : null;
+    ui.current.textContent = move
+      ? `Ply ${ply}: ${ui.sides[move.seat]} played ${move.move}${searchSummary(move.engine)}`
+      : "Start position";
+    renderMoveList(
+      ui.moves,
+      record.moves.map((m) => m.move),
+      { current: ply, onSelect: show, sides: ui.sides },
+    );
+    const points = botMoves().map((m) => ({
+      ply: m.ply,
+      seat: m.seat,
+      score: m.engine.score,
+      depth: m.engine.depth,
+      pv: m.engine.pv,
+    }));
+    replaceChildren(
+      ui.graph,
+      evalGraph({ points, plies: plies(), current: ply, sides: ui.sides, onSelect: show }),
+    );
+    replaceChildren(ui.engines, engineTable(ui.sides));
+  }
+
+  async function start() {
+    try {
+      const [catalog, loaded, exportText] = await Promise.all([
+        loadCatalog(),
+        api.match(matchId),
+        api.exportText(matchId).catch((e) => `(no export: ${e.message})`),
+      ]);
+      record = loaded;
+      if (!container.isConnected) return;
+      build(catalog, exportText);
+      document.title = `Replay · ${catalog.byName[record.game]?.title ?? record.game} · Ply Arena`;
+      const initial = Number(new URLSearchParams(location.search).get("ply"));
+      show(Number.isInteger(initial) && initial > 0 ? initial : plies());
+    } catch (error) {
+      app.showProblem(container, "No replay", error.message);
+    }
+  }
+
+  document.addEventListener("keydown", onKey);
+  start();
+  return () => {
+    stop();
+    document.removeEventListener("keydown", onKey);
+    document.title = "Ply Arena";
+  };
+}

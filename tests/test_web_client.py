@@ -1,0 +1,426 @@
+"""The browser client in Debian's Chromium, against a real server and a real bot fleet.
+
+One server (SQLite), one fleet (one search worker) and one browser serve the
+whole module; every test opens its own browser contexts, so each person has
+their own localStorage identity. The tests drive the pages by accessible names
+and save the screenshots shown in the README (docs/screenshots/).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from playwright.async_api import Browser, Page, async_playwright, expect
+from support.client import ArenaClient
+from support.play import decisive_game, open_match, play_moves
+from support.web import (
+    CHROMIUM_ARGS,
+    PHONE,
+    TURN_TIMEOUT_MS,
+    PageErrors,
+    SocketTap,
+    moves_played,
+    open_page,
+    play_bot,
+    play_first_legal_move,
+    screenshot,
+    sign_in,
+    wait_for_my_turn_or_end,
+)
+
+from bots.fleet import Fleet, FleetConfig
+from bots.pool import SearchPool
+from games import get_game
+from server.app import Server, running_server
+from server.config import ServerConfig
+
+IN_MODULE_LOOP = pytest.mark.asyncio(loop_scope="module")
+"""The tests share the module's server, fleet and browser, so they run in the module's event loop."""
+TURN_TIMEOUT_S = TURN_TIMEOUT_MS / 1000
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def arena_server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Server]:
+    database = tmp_path_factory.mktemp("web") / "arena.sqlite3"
+    config = ServerConfig(port=0, db_url=f"sqlite+aiosqlite:///{database}", grace_s=120.0)
+    async with running_server(config) as server:
+        yield server
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def fleet(arena_server: Server) -> AsyncIterator[Fleet]:
+    """Bots of every level, seated only where a match asks for one, offered at /api/bots as
+    `plyarena run` offers them (on the server's in-process bus)."""
+
+    async def announce(topic: str, payload: bytes) -> None:
+        await arena_server.bus.publish(topic, payload, retain=True)
+
+    async with SearchPool(1) as pool:
+        fleet = Fleet(pool, FleetConfig(idle_wait_s=None, max_games=16), announce=announce)
+        fleet.follow_server(arena_server.ws_url)
+        async with fleet:
+            yield fleet
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def browser(chromium_path: str) -> AsyncIterator[Browser]:
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=chromium_path, headless=True, args=CHROMIUM_ARGS
+        )
+        yield browser
+        await browser.close()
+
+
+@pytest.fixture
+def base_url(arena_server: Server, fleet: Fleet) -> str:
+    return arena_server.http_url
+
+
+async def api(page: Page, path: str) -> dict:
+    """A JSON API answer, fetched through the page's browser context (the server shares this event loop)."""
+    response = await page.request.get(path)
+    assert response.ok, f"{path}: {response.status}"
+    return await response.json()
+
+
+@IN_MODULE_LOOP
+async def test_tictactoe_against_a_level_1_bot_to_the_end(browser: Browser, base_url: str) -> None:
+    page = await open_page(browser, base_url)
+    errors = PageErrors(page)
+    await sign_in(page, "Ada")
+    bot_form = page.locator("form[aria-labelledby=play-bot-title]")
+    await expect(bot_form.locator(".level-description")).not_to_be_empty()
+    match_id = await play_bot(page, "Tic-tac-toe", 1, "O (moves first)")
+
+    await expect(page.get_by_role("group", name="Tic-tac-toe board")).to_be_visible()
+    assert await wait_for_my_turn_or_end(page)
+    # The first move by keyboard: focus starts on the first legal cell (a1); right, then Enter.
+    await page.locator("svg.board [tabindex='0']").focus()
+    await page.keyboard.press("ArrowRight")
+    await expect(page.locator("svg.board :focus")).to_have_attribute("aria-label", "b1, empty, legal move")
+    await page.keyboard.press("Enter")
+    await expect(moves_played(page).first).to_have_text("b1")
+    # An occupied cell is refused, and the reason comes from the rules on the server.
+    await wait_for_my_turn_or_end(page)
+    taken = page.locator("svg.board .cell").filter(has=page.locator(".piece")).first
+    await taken.click()
+    await expect(page.locator(".move-error")).to_contain_text("is taken")
+
+    while await wait_for_my_turn_or_end(page):
+        await play_first_legal_move(page)
+    banner = page.locator(".banner")
+    await expect(banner).to_contain_text(re.compile(r"You won!|You lost|Draw"))
+    await expect(banner).to_contain_text(re.compile(r"three in a row|board full"))
+    await expect(page.get_by_role("button", name="Rematch")).to_be_visible()
+
+    record = await api(page, f"/api/matches/{match_id}")
+    assert record["status"] == "finished"
+    assert await moves_played(page).count() == len(record["moves"])
+    assert any(move["engine"] for move in record["moves"]), "the bot's moves carry its search info"
+    await screenshot(page, "tictactoe")
+
+    # The bot takes a rematch: a new match, sides swapped, and the bot (now O) moves first.
+    await page.get_by_role("button", name="Rematch").click()
+    await page.wait_for_url(lambda url: "/match/" in url and not url.endswith(match_id))
+    await expect(page.locator(".player-strip", has_text="(you)")).to_contain_text("X")
+    assert await wait_for_my_turn_or_end(page)
+    await expect(moves_played(page)).to_have_count(1)
+    errors.assert_none()
+
+
+@IN_MODULE_LOOP
+@pytest.mark.parametrize(
+    ("game", "title", "side", "my_moves"),
+    [
+        ("connect4", "Connect Four", "Red (moves first)", 4),
+        ("othello", "Othello", "Black (moves first)", 4),
+        ("checkers", "Checkers", "Black (moves first)", 4),
+    ],
+)
+async def test_opening_moves_against_a_bot(
+    browser: Browser, base_url: str, game: str, title: str, side: str, my_moves: int
+) -> None:
+    page = await open_page(browser, base_url)
+    errors = PageErrors(page)
+    await sign_in(page, f"Opener {game}")
+    match_id = await play_bot(page, title, 2, side)
+    for _ in range(my_moves):
+        assert await wait_for_my_turn_or_end(page)
+        await play_first_legal_move(page)
+    await expect(moves_played(page)).to_have_count(2 * my_moves, timeout=TURN_TIMEOUT_MS)
+    assert await wait_for_my_turn_or_end(page)
+    record = await api(page, f"/api/matches/{match_id}")
+    shown = [text.strip() for text in await moves_played(page).all_inner_texts()]
+    assert shown == [move["move"] for move in record["moves"]]
+    await expect(page.locator("svg.board .cell.last")).not_to_have_count(0)
+    await screenshot(page, game)
+    errors.assert_none()
+
+
+@IN_MODULE_LOOP
+async def test_a_spectator_sees_the_moves(browser: Browser, base_url: str) -> None:
+    player = await open_page(browser, base_url)
+    await sign_in(player, "Grace")
+    match_id = await play_bot(player, "Connect Four", 1, "Red (moves first)")
+    assert await wait_for_my_turn_or_end(player)
+    await play_first_legal_move(player)
+
+    watcher = await open_page(browser, base_url)
+    errors = PageErrors(watcher)
+    await sign_in(watcher, "Watcher")
+    entry = watcher.locator(f'[data-match="{match_id}"]')
+    await entry.get_by_role("link", name="Watch Connect Four match").click()
+    await watcher.wait_for_url(f"**/match/{match_id}")
+    await expect(watcher.locator(".match-title")).to_contain_text("watching")
+    await expect(watcher.get_by_role("button", name="Resign")).to_have_count(0)
+
+    assert await wait_for_my_turn_or_end(player)
+    await play_first_legal_move(player)
+    await expect(moves_played(player)).to_have_count(4, timeout=TURN_TIMEOUT_MS)
+    await expect(moves_played(watcher)).to_have_count(4, timeout=TURN_TIMEOUT_MS)
+    assert await moves_played(watcher).all_inner_texts() == await moves_played(player).all_inner_texts()
+    errors.assert_none()
+
+
+@IN_MODULE_LOOP
+async def test_two_people_by_private_link_with_clocks_chat_draw_and_rematch(
+    browser: Browser, base_url: str
+) -> None:
+    alice = await open_page(browser, base_url)
+    bob = await open_page(browser, base_url, viewport=PHONE)
+    errors = [PageErrors(alice), PageErrors(bob)]
+    await sign_in(alice, "Alice")
+    form = alice.locator("form[aria-labelledby=play-people-title]")
+    await form.get_by_label("Game").select_option(label="Tic-tac-toe")
+    await form.get_by_label("Time").select_option(label="5 min + 3 s")
+    await form.get_by_label("Your side").select_option(label="O (moves first)")
+    await form.get_by_label("Who can join").select_option(value="private")
+    await form.get_by_role("button", name="Open the match").click()
+    await alice.wait_for_url(re.compile(r"/match/[^/]+$"))
+    link = await alice.get_by_label("Private link: send it to your opponent").input_value()
+    assert link == alice.url
+
+    await sign_in(bob, "Bob", path=link)
+    await bob.get_by_role("button", name="Join as X").click()
+    await expect(bob.locator(".player-strip.to-move")).to_contain_text("Alice")
+    # Alice's clock runs on both pages; Bob's stands at the full five minutes.
+    alice_clock = bob.get_by_role("timer", name="O's clock")
+    await expect(alice_clock).to_have_text(re.compile(r"4:5\d"), timeout=5000)
+    await expect(bob.get_by_role("timer", name="X's clock")).to_have_text("5:00")
+
+    await bob.get_by_role("textbox", name="Chat message").fill("good luck")
+    await bob.get_by_role("button", name="Send chat message").click()
+    await expect(alice.locator(".chat-log")).to_contain_text("Bob: good luck")
+
+    await alice.get_by_role("button", name="Offer draw").click()
+    await expect(bob.get_by_role("button", name="Accept draw")).to_be_visible()
+    await bob.get_by_role("button", name="Decline draw").click()
+    await expect(alice.get_by_role("button", name="Offer draw")).to_be_enabled()
+
+    await alice.get_by_role("button", name="b2, empty, legal move").click()
+    await expect(bob.get_by_role("button", name=re.compile("b2, O mark"))).to_be_visible()
+    await expect(bob.get_by_role("timer", name="X's clock")).to_have_text(re.compile(r"4:5\d"), timeout=5000)
+    await expect(alice.get_by_role("timer", name="O's clock")).to_have_text(re.compile(r"5:0\d"))
+    await screenshot(bob, "match-phone")
+
+    await bob.get_by_role("button", name="Offer draw").click()
+    await alice.get_by_role("button", name="Accept draw").click()
+    for page in (alice, bob):
+        await expect(page.locator(".banner")).to_contain_text("Draw")
+        await expect(page.locator(".banner")).to_contain_text("draw by agreement")
+
+    first_match = alice.url
+    await alice.get_by_role("button", name="Rematch").click()
+    await bob.get_by_role("button", name="Accept rematch").click()
+    for page in (alice, bob):
+        await page.wait_for_url(lambda url: url != first_match and "/match/" in url)
+    await expect(bob.locator(".turn-status")).to_have_text("Your turn (O).")
+    await expect(alice.locator(".player-strip.to-move")).to_contain_text("Bob")
+    for page_errors in errors:
+        page_errors.assert_none()
+
+
+@IN_MODULE_LOOP
+async def test_a_reload_and_a_dropped_connection_resume_the_game(browser: Browser, base_url: str) -> None:
+    page = await open_page(browser, base_url)
+    errors = PageErrors(page)
+    await sign_in(page, "Linus")
+    match_id = await play_bot(page, "Othello", 1, "Black (moves first)")
+    assert await wait_for_my_turn_or_end(page)
+    await play_first_legal_move(page)
+    assert await wait_for_my_turn_or_end(page)
+    before = await moves_played(page).all_inner_texts()
+
+    tap = SocketTap()
+    await tap.attach(page)
+    await page.reload()
+    await expect(page.get_by_role("status").filter(has_text="Online")).to_be_visible()
+    await expect(page.locator("#who .me")).to_have_text("Linus")
+    assert page.url.endswith(f"/match/{match_id}")
+    assert "token" in tap.requests("hello")[0], "the reload says hello with the stored token"
+    await expect(moves_played(page)).to_have_count(len(before))
+    assert await moves_played(page).all_inner_texts() == before
+    assert await wait_for_my_turn_or_end(page)
+
+    # Cut the line right after moving: the bot answers while the page is away, and the
+    # reconnection asks only for what was missed (match.watch with since), losing nothing.
+    await play_first_legal_move(page)
+    await tap.cut()
+    await expect(page.get_by_role("status").filter(has_text="Reconnecting")).to_be_visible()
+    await expect(page.get_by_role("status").filter(has_text="Online")).to_be_visible()
+    await expect(moves_played(page)).to_have_count(len(before) + 2, timeout=TURN_TIMEOUT_MS)
+    watches = tap.requests("match.watch")
+    assert len(watches) == 2 and "since" not in watches[0] and watches[1]["since"] > 0, watches
+    record = await api(page, f"/api/matches/{match_id}")
+    shown = [text.strip() for text in await moves_played(page).all_inner_texts()]
+    assert shown == [move["move"] for move in record["moves"]]
+    assert await wait_for_my_turn_or_end(page)
+    await play_first_legal_move(page)
+    errors.assert_none()
+
+
+async def finished_bot_game(ws_url: str) -> str:
+    """A Connect Four game that a level-3 bot plays to the end against a client always taking the first
+    legal column; returns the match id."""
+    rules = get_game("connect4")
+    async with await ArenaClient.connect(ws_url) as client:
+        await client.hello("Scripted")
+        state = await client.request("match.create", game="connect4", seat=0, bot={"level": 3})
+        match_id = state["match_id"]
+        await client.expect(type_="started", match_id=match_id, timeout=TURN_TIMEOUT_S)
+        position = rules.start()
+        while position.outcome() is None:
+            if position.turn == 0:
+                move = position.format_move(position.legal_moves()[0])
+                reply = await client.request("move", match_id=match_id, ply=position.ply, move=move)
+                assert reply["type"] == "moved", reply
+            else:
+                reply = await client.expect(type_="moved", match_id=match_id, seat=1, timeout=TURN_TIMEOUT_S)
+            position = position.play(position.parse_move(reply["move"]))
+        await client.expect(type_="ended", match_id=match_id)
+        return match_id
+
+
+@IN_MODULE_LOOP
+async def test_the_replay_viewer_steps_through_a_stored_game(
+    browser: Browser, base_url: str, arena_server: Server
+) -> None:
+    match_id = await finished_bot_game(arena_server.ws_url)
+    page = await open_page(browser, base_url)
+    errors = PageErrors(page)
+    record = await api(page, f"/api/matches/{match_id}")
+    moves = [move["move"] for move in record["moves"]]
+    bot_moves = [move for move in record["moves"] if move["engine"] and move["engine"]["score"] is not None]
+    assert bot_moves
+
+    await page.goto(f"/replay/{match_id}")
+    await expect(page.locator(".ply-counter")).to_have_text(f"{len(moves)} / {len(moves)}")
+    await page.get_by_role("button", name="First position").click()
+    await expect(page.locator(".current-move")).to_have_text("Start position")
+    await expect(page.locator("svg.board .piece")).to_have_count(0)
+    await page.get_by_role("button", name="Next move").click()
+    await expect(page.locator(".current-move")).to_contain_text(f"played {moves[0]}")
+    await expect(page.locator("svg.board .piece")).to_have_count(1)
+    await page.get_by_role("button", name=f"move 3, Red {moves[2]}").click()
+    await expect(page.locator(".ply-counter")).to_have_text(f"3 / {len(moves)}")
+    await expect(page.locator("svg.board .piece")).to_have_count(3)
+    await page.get_by_role("button", name="Play the replay").click()
+    await expect(page.locator(".ply-counter")).to_have_text(f"4 / {len(moves)}")
+    await page.get_by_role("button", name="Pause the replay").click()
+
+    assert [text.strip() for text in await page.locator("ol.move-list .move").all_inner_texts()] == moves
+    graph = page.get_by_role("img", name=re.compile("Bot evaluation"))
+    await expect(graph).to_be_visible()
+    await expect(graph.locator(".eval-point")).to_have_count(len(bot_moves))
+    table_rows = page.locator(".engine-table tbody tr")
+    await expect(table_rows).to_have_count(len(bot_moves))
+    first = bot_moves[0]["engine"]
+    await expect(table_rows.first).to_contain_text(str(first["depth"]))
+    await expect(table_rows.first).to_contain_text(" ".join(first["pv"]))
+    exported = await page.get_by_label("Exported game text").inner_text()
+    assert moves[0] in exported
+    await page.get_by_role("button", name="Last position").click()
+    await screenshot(page, "replay")
+    errors.assert_none()
+
+
+async def finished_scripted_game(ws_url: str, game: str) -> str:
+    """A game two scripted clients play to a rules-decided win; returns the match id."""
+    async with await ArenaClient.connect(ws_url) as first, await ArenaClient.connect(ws_url) as second:
+        await first.hello("Ann")
+        await second.hello("Bob")
+        state = await open_match(first, second, game)
+        await play_moves(game, (first, second), state["match_id"], list(decisive_game(game)))
+        return state["match_id"]
+
+
+@IN_MODULE_LOOP
+async def test_finished_games_list_filters_and_links_to_replays(
+    browser: Browser, base_url: str, arena_server: Server
+) -> None:
+    for game in ("tictactoe", "connect4"):
+        await finished_scripted_game(arena_server.ws_url, game)
+    page = await open_page(browser, base_url)
+    errors = PageErrors(page)
+    await page.goto("/finished")
+    await page.get_by_label("Game", exact=True).select_option(label="Connect Four")
+    entries = page.locator(".finished-list .match-entry")
+    badges = entries.locator(".game-badge")
+    await expect(badges.filter(has_not_text="Connect Four")).to_have_count(0)
+    await expect(badges).not_to_have_count(0)
+    await page.get_by_label("Game", exact=True).select_option(label="Tic-tac-toe")
+    await expect(badges.filter(has_not_text="Tic-tac-toe")).to_have_count(0)
+    await expect(badges).not_to_have_count(0)
+    assert "game=tictactoe" in page.url
+    await entries.first.get_by_role("link", name=re.compile("Replay")).click()
+    await page.wait_for_url(re.compile(r"/replay/[^/]+$"))
+    await expect(page.locator(".match-title")).to_have_text("Tic-tac-toe replay")
+    errors.assert_none()
+
+
+@IN_MODULE_LOOP
+async def test_lobby_lists_open_matches_live_on_a_phone(
+    browser: Browser, base_url: str, arena_server: Server
+) -> None:
+    page = await open_page(browser, base_url, viewport=PHONE)
+    errors = PageErrors(page)
+    await sign_in(page, "Pocket")
+    async with await ArenaClient.connect(arena_server.ws_url) as host:
+        await host.hello("Hopper")
+        state = await host.request("match.create", game="checkers", seat=0, time_control="5+3")
+        entry = page.locator(f'[data-match="{state["match_id"]}"]')
+        await expect(entry).to_contain_text("Hopper")
+        await expect(entry.get_by_role("button", name="Join Checkers match as White")).to_be_visible()
+        assert await page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+        await screenshot(page, "lobby-phone")
+
+        desktop = await open_page(browser, base_url)
+        await sign_in(desktop, "Desk")
+        await expect(desktop.locator(f'[data-match="{state["match_id"]}"]')).to_be_visible()
+        await screenshot(desktop, "lobby")
+
+        await entry.get_by_role("button", name="Join Checkers match as White").click()
+        await page.wait_for_url(f"**/match/{state['match_id']}")
+        await expect(page.locator(".player-strip.to-move")).to_contain_text("Hopper")
+        await expect(page.get_by_role("timer", name="Black's clock")).to_have_text(re.compile(r"[45]:\d\d"))
+    errors.assert_none()
+
+
+def test_screenshots_are_in_the_readme() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    for name in (
+        "lobby",
+        "lobby-phone",
+        "tictactoe",
+        "connect4",
+        "othello",
+        "checkers",
+        "match-phone",
+        "replay",
+    ):
+        assert f"docs/screenshots/{name}.png" in readme
