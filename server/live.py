@@ -123,6 +123,7 @@ class MatchHost:
         self.ws_url = ws_url
         self.matches: dict[str, LiveMatch] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        metrics.match_counts = self.counts
 
     # ----------------------------------------------------------------- finding matches
 
@@ -176,7 +177,6 @@ class MatchHost:
             self._show_in_lobby(live)
             self._schedule(live)
             restored += 1
-        self._update_gauges()
         return restored
 
     def _adopt(self, record: MatchRecord, game: Game | None) -> LiveMatch | None:
@@ -223,7 +223,6 @@ class MatchHost:
             self._follow(live, creator)
             creator.send(self._state(live, creator, request_id))
         self._show_in_lobby(live)
-        self._update_gauges()
         return live
 
     async def join(
@@ -329,7 +328,6 @@ class MatchHost:
                 self._start_rematch(live, effect.match)
         if before.status != live.match.status or before.seats != live.match.seats:
             self._show_in_lobby(live)
-            self._update_gauges()
         if live.match.is_over and not before.is_over:
             self.metrics.matches_finished_total += 1
             self._expire_later(live)
@@ -361,7 +359,13 @@ class MatchHost:
                     score=engine.score, depth=engine.depth, nodes=engine.nodes, pv=tuple(engine.pv)
                 ),
             )
-            await self._store(self.store.append_move(move, _finish(effect.finish, at)))
+            try:
+                await self.store.append_move(move, _finish(effect.finish, at))
+            except storage.DuplicateMoveError as error:
+                if not await self._stored_by_a_lost_commit(move):
+                    raise storage_failure(error) from error
+            except StorageError as error:
+                raise storage_failure(error) from error
         elif isinstance(effect, SaveFinish):
             finish = _finish(effect.finish, at)
             assert finish is not None
@@ -385,6 +389,14 @@ class MatchHost:
                 rematch_of=match_id,
             )
             await self._store(self.store.create_match(record))
+
+    async def _stored_by_a_lost_commit(self, move: MoveRecord) -> bool:
+        """Whether ``move`` is already stored, exactly: a commit can go through although its answer is
+        lost (the database went away during COMMIT), so the move was refused ``unavailable`` and the
+        player sent it again. Refusing the retry as stale would leave the match stuck at that ply."""
+        record = await self.store.get_match(move.match_id)
+        stored = next((m for m in record.moves if m.ply == move.ply), None) if record else None
+        return stored is not None and (stored.seat, stored.notation) == (move.seat, move.notation)
 
     @staticmethod
     async def _store(write: Awaitable[None]) -> None:
@@ -504,11 +516,6 @@ class MatchHost:
         task = asyncio.create_task(self._on_deadline(live), name=f"plyarena-deadline-{live.id}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-
-    def _update_gauges(self) -> None:
-        counts = self.counts()
-        self.metrics.open_matches = counts["open_matches"]
-        self.metrics.live_matches = counts["live_matches"]
 
     async def close(self) -> None:
         """Disarm every timer and wait for decisions already under way."""

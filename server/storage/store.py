@@ -9,6 +9,14 @@ moved meanwhile, without adding any delay when the server is quiet. Each caller
 awaits its own future, which the writer resolves only after the commit that
 holds its write: a move is acknowledged only once it is durable.
 
+A batch costs a handful of statements however many writes it holds: its
+writes are applied kind by kind (new players, matches, seats, starts, moves,
+results), each kind as one multi-row statement, in that order, which is the
+order in which any one match's writes are queued. Few statements matter more
+than few rows: each statement is a round trip through the event loop (to the
+SQLite thread, or to PostgreSQL), so a busy loop would stretch a batch of a
+hundred statements over a hundred of its turns.
+
 If a batch fails, its writes are retried one at a time, each in its own
 transaction, so only the faulty one fails (say, a duplicate ply) and the others
 commit; if the database itself is unreachable, the remaining writes fail at once
@@ -46,10 +54,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Self
 
-from sqlalchemy import Select, insert, select, text, tuple_, update
+from sqlalchemy import Select, bindparam, insert, or_, select, text, tuple_, update
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, async_sessionmaker
 from sqlalchemy.orm import selectinload
+from sqlalchemy.sql.dml import Insert, Update
 
 from server.storage.engine import create_engine
 from server.storage.errors import (
@@ -76,10 +85,47 @@ from server.storage.stats import WriteStats
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_BATCH = 1000
+DEFAULT_MAX_BATCH = 10_000
+"""Writes per transaction, at most. A commit takes a few turns of the event loop (one per statement), and a
+busy loop turns slowly, so this caps throughput at about ``max_batch`` per few turns: it must stay well
+above what arrives meanwhile (a thousand capped a loaded server at a few hundred moves a second)."""
 MAX_LIST_LIMIT = 200
 
 Apply = Callable[[AsyncConnection], Awaitable[None]]
+
+# The statements of a batch, in the order a batch applies them (see the module docstring). The updates
+# must each change one row; their parameters are prefixed so as not to clash with column names.
+_BATCH_STATEMENTS: tuple[Insert | Update, ...] = (
+    insert(PlayerRow),
+    update(PlayerRow).where(PlayerRow.id == bindparam("p_id")).values(last_seen_at=bindparam("p_seen_at")),
+    insert(MatchRow),
+    insert(SeatRow),
+    update(MatchRow)
+    .where(MatchRow.id == bindparam("p_id"), MatchRow.status == "open")
+    .values(status="live", started_at=bindparam("p_started_at")),
+    insert(MoveRow),
+    update(MatchRow)
+    .where(
+        MatchRow.id == bindparam("p_id"), or_(*(MatchRow.status == status for status in UNFINISHED_STATUSES))
+    )
+    .values(  # (no ``in_``: its expanding parameter cannot be used with executemany)
+        status=bindparam("p_status"),
+        winner=bindparam("p_winner"),
+        reason=bindparam("p_reason"),
+        finished_at=bindparam("p_finished_at"),
+    ),
+)
+NEW_PLAYER, PLAYER_SEEN, NEW_MATCH, NEW_SEAT, MATCH_START, NEW_MOVE, MATCH_FINISH = range(
+    len(_BATCH_STATEMENTS)
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """One row a write inserts or updates: statement ``kind`` of :data:`_BATCH_STATEMENTS` with ``params``."""
+
+    kind: int
+    params: dict[str, Any]
 
 
 @dataclass(slots=True, eq=False)
@@ -87,12 +133,12 @@ class _Write:
     """One caller's write, waiting for the writer task."""
 
     what: str  # names the write in error messages, e.g. "move 12 of match 'k3x9'"
-    apply: Apply  # applies this write alone
+    apply: Apply  # applies this write alone, with precise errors
+    parts: tuple[_Part, ...]  # the same write as rows, for batches
     future: asyncio.Future[None]
     queued_at: float
     on_duplicate: Callable[[], StorageError]
-    move: MoveRecord | None = None  # moves are inserted in bulk when batched
-    finish: MatchFinish | None = None
+    is_move: bool = False
 
 
 class Store:
@@ -172,7 +218,10 @@ class Store:
             await connection.execute(insert(PlayerRow), row)
 
         await self._submit(
-            f"player {name!r}", apply, lambda: ConflictError("another player already has this token hash")
+            f"player {name!r}",
+            apply,
+            (_Part(NEW_PLAYER, row),),
+            lambda: ConflictError("another player already has this token hash"),
         )
         return player
 
@@ -189,7 +238,8 @@ class Store:
             if (await connection.execute(statement)).rowcount == 0:
                 raise NotFoundError(f"no player {player_id!r}")
 
-        await self._submit(f"last seen time of player {player_id!r}", apply)
+        part = _Part(PLAYER_SEEN, {"p_id": player_id, "p_seen_at": seen_at})
+        await self._submit(f"last seen time of player {player_id!r}", apply, (part,))
 
     # ----------------------------------------------------------------- matches
 
@@ -226,8 +276,12 @@ class Store:
             if seat_rows:
                 await connection.execute(insert(SeatRow), seat_rows)
 
+        parts = (_Part(NEW_MATCH, match_row), *(_Part(NEW_SEAT, seat) for seat in seat_rows))
         await self._submit(
-            f"match {match.id!r}", apply, lambda: ConflictError(f"match id {match.id!r} is already used")
+            f"match {match.id!r}",
+            apply,
+            parts,
+            lambda: ConflictError(f"match id {match.id!r} is already used"),
         )
 
     async def take_seat(self, match_id: str, seat: SeatRecord) -> None:
@@ -239,7 +293,10 @@ class Store:
             await connection.execute(insert(SeatRow), row)
 
         await self._submit(
-            f"seat {seat.seat} of match {match_id!r}", apply, lambda: SeatTakenError(match_id, seat.seat)
+            f"seat {seat.seat} of match {match_id!r}",
+            apply,
+            (_Part(NEW_SEAT, row),),
+            lambda: SeatTakenError(match_id, seat.seat),
         )
 
     async def start_match(self, match_id: str, started_at: datetime) -> None:
@@ -254,7 +311,8 @@ class Store:
             if (await connection.execute(statement)).rowcount == 0:
                 raise await _why_not_updated(connection, match_id, "start", ("open",))
 
-        await self._submit(f"start of match {match_id!r}", apply)
+        part = _Part(MATCH_START, {"p_id": match_id, "p_started_at": started_at})
+        await self._submit(f"start of match {match_id!r}", apply, (part,))
 
     async def append_move(self, move: MoveRecord, finish: MatchFinish | None = None) -> None:
         """Store one ply and, when it ends the match, the result, returning once both are committed.
@@ -273,12 +331,17 @@ class Store:
             if finish is not None:
                 await _finish(connection, move.match_id, finish)
 
+        parts = (
+            (_Part(NEW_MOVE, row),)
+            if finish is None
+            else (_Part(NEW_MOVE, row), _finish_part(move.match_id, finish))
+        )
         await self._submit(
             f"move {move.ply} of match {move.match_id!r}",
             apply,
+            parts,
             lambda: DuplicateMoveError(move.match_id, move.ply),
-            move=move,
-            finish=finish,
+            is_move=True,
         )
 
     async def finish_match(self, match_id: str, finish: MatchFinish) -> None:
@@ -288,7 +351,7 @@ class Store:
         async def apply(connection: AsyncConnection) -> None:
             await _finish(connection, match_id, finish)
 
-        await self._submit(f"result of match {match_id!r}", apply)
+        await self._submit(f"result of match {match_id!r}", apply, (_finish_part(match_id, finish),))
 
     # ------------------------------------------------------------------- reads
 
@@ -363,10 +426,10 @@ class Store:
         self,
         what: str,
         apply: Apply,
+        parts: tuple[_Part, ...],
         on_duplicate: Callable[[], StorageError] | None = None,
         *,
-        move: MoveRecord | None = None,
-        finish: MatchFinish | None = None,
+        is_move: bool = False,
     ) -> asyncio.Future[None]:
         if self._closing:
             raise StoreClosedError(f"{what} not stored: the store is closed")
@@ -374,11 +437,11 @@ class Store:
         write = _Write(
             what=what,
             apply=apply,
+            parts=parts,
             future=loop.create_future(),
             queued_at=loop.time(),
             on_duplicate=on_duplicate or (lambda: ConflictError(f"{what} is already stored")),
-            move=move,
-            finish=finish,
+            is_move=is_move,
         )
         self._queue.append(write)
         self._wakeup.set()
@@ -420,7 +483,10 @@ class Store:
         started = loop.time()
         try:
             async with self._engine.begin() as connection:
-                await _apply_batch(connection, batch)
+                if len(batch) == 1:
+                    await batch[0].apply(connection)
+                else:
+                    await _apply_batch(connection, batch)
         except Exception as error:
             if len(batch) == 1:
                 self._fail(batch[0], error)
@@ -455,7 +521,7 @@ class Store:
         stats.transaction_seconds.observe(committed - started)
         for write in writes:
             stats.commit_seconds.observe(committed - write.queued_at)
-            if write.move is not None:
+            if write.is_move:
                 stats.moves += 1
             if not write.future.done():
                 write.future.set_result(None)
@@ -479,26 +545,46 @@ class Store:
 # --------------------------------------------------------------------- helpers
 
 
+class _BatchMismatch(Exception):
+    """An update of a batch changed fewer rows than it names: some write of it fails on its own."""
+
+
 async def _apply_batch(connection: AsyncConnection, batch: list[_Write]) -> None:
-    """Apply writes in queue order; runs of moves go in as one multi-row insert."""
-    moves: list[_Write] = []
+    """Apply every write of ``batch``: one statement per kind of row, in :data:`_BATCH_STATEMENTS` order.
+
+    Raises if any write would fail (a duplicate, a missing row, a match in the wrong status), and the
+    writer then retries the writes one by one to tell which.
+    """
+    rows: list[list[dict[str, Any]]] = [[] for _ in _BATCH_STATEMENTS]
     for write in batch:
-        if write.move is not None:
-            moves.append(write)
+        for part in write.parts:
+            rows[part.kind].append(part.params)
+    exact_rowcount = connection.dialect.supports_sane_multi_rowcount
+    for statement, params in zip(_BATCH_STATEMENTS, rows, strict=True):
+        if not params:
             continue
-        await _insert_moves(connection, moves)
-        moves.clear()
-        await write.apply(connection)
-    await _insert_moves(connection, moves)
+        if isinstance(statement, Insert):
+            await connection.execute(statement, params)
+        elif exact_rowcount or len(params) == 1:
+            if (await connection.execute(statement, params)).rowcount != len(params):
+                raise _BatchMismatch(f"{statement.table.name}: fewer than {len(params)} rows changed")
+        else:  # PostgreSQL's drivers cannot count the rows of a multi-row update: one at a time
+            for one in params:
+                if (await connection.execute(statement, one)).rowcount != 1:
+                    raise _BatchMismatch(f"{statement.table.name}: no row changed for {one['p_id']!r}")
 
 
-async def _insert_moves(connection: AsyncConnection, writes: list[_Write]) -> None:
-    if not writes:
-        return
-    await connection.execute(insert(MoveRow), [_move_row(write.move) for write in writes if write.move])
-    for write in writes:
-        if write.finish is not None and write.move is not None:
-            await _finish(connection, write.move.match_id, write.finish)
+def _finish_part(match_id: str, finish: MatchFinish) -> _Part:
+    return _Part(
+        MATCH_FINISH,
+        {
+            "p_id": match_id,
+            "p_status": finish.status,
+            "p_winner": finish.winner,
+            "p_reason": finish.reason,
+            "p_finished_at": finish.finished_at,
+        },
+    )
 
 
 async def _finish(connection: AsyncConnection, match_id: str, finish: MatchFinish) -> None:

@@ -1,0 +1,440 @@
+"""Faults: the server killed mid-play, the broker gone and back, the database cut off and back.
+
+- SIGKILL a real ``plyarena serve`` with twenty live matches between two bots
+  (``bots.client``, which reconnect by themselves): after the restart no
+  acknowledged move is lost and every match goes on with its clocks, the
+  downtime charged to no one (SQLite and PostgreSQL).
+- Stop a private Mosquitto under a server and a ``plyarena bots --mqtt`` fleet:
+  WebSocket play and the lobby go on; once the broker is back, lobby entries
+  flow over MQTT again and the fleet seats bots from them.
+- Cut PostgreSQL off (a TCP relay in front of it) under load: requests are
+  refused ``unavailable`` and nothing is half-stored; service resumes after.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import secrets
+import sys
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+import pytest
+from pg_scratch import temporary_postgres_database
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from support.client import ArenaClient, Message
+from support.fixtures import Connect
+from support.fuzz_arena import api_get
+from support.play import decisive_game, open_match, play_moves
+from support.process import ServerProcess
+from support.services import PrivateMosquitto, TcpProxy, mosquitto_binary
+
+from bots.client import BotPlayer, BotSpec
+from bots.link import Backoff
+from bots.pool import ThinkRequest, ThinkResult
+from games import get_game
+from server.app import Server, running_server
+from server.bus import MqttBus
+from server.config import ServerConfig
+from server.storage import DatabaseUnavailableError, Store
+from server.storage.engine import create_engine
+
+FAST_BACKOFF = Backoff(initial_s=0.05, max_s=0.5)
+LIVE_MATCHES = 20
+LONG_GAMES = ("othello", "checkers")  # random play ends neither in a few moves
+TIME_CONTROL, INCREMENT_MS = "5+2", 2000
+DOWNTIME_S = 1.0
+"""How long the killed server stays down before it is started again."""
+
+
+async def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
+class PacedPool:
+    """Stands in for the bots' search pool: a random legal move (seeded by the request) after ``pace_s``.
+
+    These tests are about the bots' reconnecting, resuming and resending, not about their search.
+    """
+
+    def __init__(self, pace_s: float) -> None:
+        self.pace_s = pace_s
+
+    async def think(self, request: ThinkRequest) -> ThinkResult:
+        await asyncio.sleep(self.pace_s)
+        position = get_game(request.game).replay(request.moves)
+        move = position.format_move(random.Random(request.seed).choice(position.legal_moves()))
+        return ThinkResult(
+            move=move, score=0, depth=1, nodes=1, pv=(move,), think_ms=round(self.pace_s * 1000)
+        )
+
+
+# --------------------------------------------------------------------------- the server killed
+
+
+async def test_sigkill_with_twenty_live_matches_loses_no_acknowledged_move_and_bots_play_on(
+    arena_db_url: str, tmp_path: Path
+) -> None:
+    server = ServerProcess(arena_db_url, f"faults-{secrets.token_hex(3)}", tmp_path, "--grace", "30")
+    await server.start()
+    pool: Any = PacedPool(0.08)
+    # Two games per bot connection keep each within its rate limit (a fleet spreads its games too).
+    bots = [
+        BotPlayer(server.ws_url, BotSpec.of("connect4", 1), pool, backoff=FAST_BACKOFF, seed=seed)
+        for seed in range(LIVE_MATCHES)
+    ]
+    hosts, guests = bots[::2], bots[1::2]
+
+    def moves(match_id: str) -> list[str]:
+        """The moves the bots have seen acknowledged (broadcast only after their commit)."""
+        seen = [bot.sessions[match_id].moves for bot in bots if match_id in bot.sessions]
+        longest = max(seen, key=len, default=[])
+        assert all(longest[: len(other)] == other for other in seen), seen
+        return list(longest)
+
+    def over(match_id: str) -> bool:
+        return any(match_id in bot.results for bot in bots)
+
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            for bot in bots:
+                await stack.enter_async_context(bot)
+            match_ids = []
+            for index in range(LIVE_MATCHES):
+                host, guest = hosts[index % len(hosts)], guests[index % len(guests)]
+                game = LONG_GAMES[index % len(LONG_GAMES)]
+                match_id = await host.create(game, time_control=TIME_CONTROL, seat=0, visibility="private")
+                await guest.join(match_id)
+                match_ids.append(match_id)
+            await wait_for(lambda: all(len(moves(m)) >= 6 for m in match_ids), 30, "six moves in every match")
+
+            await server.kill()
+            await wait_for(
+                lambda: not any(bot.link.connected.is_set() for bot in bots), 10, "the bots to notice"
+            )
+            acknowledged = {match_id: moves(match_id) for match_id in match_ids}
+            live_at_kill = [match_id for match_id in match_ids if not over(match_id)]
+            await asyncio.sleep(DOWNTIME_S)
+            restarted_at = datetime.now(UTC)
+            await server.start()
+
+            # Nobody touches the bots: they reconnect, catch up and play on by themselves.
+            await wait_for(
+                lambda: all(len(moves(m)) >= len(acknowledged[m]) + 3 or over(m) for m in match_ids),
+                30,
+                "three more moves in every match after the restart",
+            )
+            http_url = f"http://127.0.0.1:{server.port}"
+            records = {m: (await api_get(http_url, f"/api/matches/{m}"))[1] for m in match_ids}
+            assert all(bot.link.connections >= 2 for bot in bots), "every bot came back by itself"
+    finally:
+        await server.stop()
+
+    assert len(live_at_kill) == LIVE_MATCHES
+    assert "Traceback" not in "".join(server.output), "".join(server.output)
+    for match_id, record in records.items():
+        stored = [move["move"] for move in record["moves"]]
+        assert stored[: len(acknowledged[match_id])] == acknowledged[match_id], f"{match_id}: a move was lost"
+        assert [move["ply"] for move in record["moves"]] == list(range(len(stored)))
+        assert record["status"] in ("live", "finished"), record
+        if record["status"] == "finished":
+            game = get_game(record["game"]).replay(stored)
+            assert game.outcome() is not None and record["reason"] == game.outcome().reason, record
+        assert_clocks_resumed(record, restarted_at)
+
+
+def assert_clocks_resumed(record: dict[str, Any], restarted_at: datetime) -> None:
+    """The first move after the restart was charged only the time since the restart, from the clock
+    stored with the move before it."""
+    moves = record["moves"]
+    after = [
+        index for index, move in enumerate(moves) if datetime.fromisoformat(move["played_at"]) > restarted_at
+    ]
+    assert after and after[0] > 0, f"{record['id']}: no move after the restart"
+    previous, first = moves[after[0] - 1], moves[after[0]]
+    mover = first["seat"]
+    # Between the two moves lie the downtime, the restart and the thinking; only the thinking counts.
+    gap = datetime.fromisoformat(first["played_at"]) - datetime.fromisoformat(previous["played_at"])
+    charged_ms, downtime_ms = first["think_ms"], DOWNTIME_S * 1000
+    assert charged_ms <= gap.total_seconds() * 1000 - downtime_ms + 50, f"{record['id']}: downtime charged"
+    expected = previous["clocks_ms"][mover] - first["think_ms"] + INCREMENT_MS
+    assert abs(first["clocks_ms"][mover] - expected) <= 1, (record["id"], previous, first)
+    assert first["clocks_ms"][1 - mover] == previous["clocks_ms"][1 - mover]
+
+
+# --------------------------------------------------------------------------- the broker restarted
+
+
+@pytest.fixture
+async def mosquitto() -> AsyncIterator[PrivateMosquitto]:
+    broker = PrivateMosquitto(mosquitto_binary())
+    await broker.start()
+    try:
+        yield broker
+    finally:
+        await broker.stop()
+
+
+@contextlib.asynccontextmanager
+async def fleet_process(mqtt_url: str) -> AsyncIterator[list[str]]:
+    """``plyarena bots --mqtt``: a fleet that knows of servers only through the broker; yields its output."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "plyarena", "bots", "--mqtt", mqtt_url, "--workers", "1",
+        "--levels", "connect4:1", "--max-games", "4", "--idle-wait", "-1",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    output: list[str] = []
+    ready = asyncio.Event()
+
+    async def read() -> None:
+        assert process.stdout is not None
+        async for line in process.stdout:
+            output.append(line.decode(errors="replace"))
+            if output[-1].startswith("Bot fleet "):
+                ready.set()
+
+    reading = asyncio.create_task(read())
+    try:
+        await asyncio.wait_for(ready.wait(), 60)
+        yield output
+    finally:
+        if process.returncode is None:
+            process.terminate()
+            try:
+                await asyncio.wait_for(process.wait(), 10)
+            except TimeoutError:
+                process.kill()
+                await process.wait()
+        await asyncio.gather(reading, return_exceptions=True)
+
+
+async def lobby_entries(mqtt_url: str, instance: str, until: Callable[[dict[str, bytes]], bool]) -> None:
+    """Follow this instance's retained lobby topics on the broker until ``until(entries)`` holds."""
+    host, port = mqtt_url.removeprefix("mqtt://").split(":")
+    entries: dict[str, bytes] = {}
+    async with aiomqtt.Client(host, int(port), identifier=f"faults-watcher-{secrets.token_hex(3)}") as client:
+        await client.subscribe(f"plyarena/v1/lobby/{instance}/+")
+        async for message in client.messages:
+            entries[str(message.topic).rsplit("/", 1)[1]] = bytes(message.payload)  # type: ignore[arg-type]
+            if until(entries):
+                return
+
+
+async def bot_answers(player: ArenaClient, match_id: str) -> None:
+    """``player`` (seat 0) makes its first legal move and the bot in seat 1 answers."""
+    state = await player.request("match.watch", match_id=match_id)
+    assert state["turn"] == 0, state
+    ply = len(state["moves"])
+    moved = await player.request("move", match_id=match_id, ply=ply, move=state["legal"][0])
+    assert moved["type"] == "moved", moved
+    await player.expect(type_="moved", match_id=match_id, ply=ply + 1, timeout=20)
+    player.take_unread()
+
+
+async def test_the_server_and_a_fleet_outlive_a_broker_restart(
+    mosquitto: PrivateMosquitto, connect: Connect, tmp_path: Path
+) -> None:
+    instance = f"faults-mqtt-{secrets.token_hex(3)}"
+    config = ServerConfig(port=0, db_url=f"sqlite+aiosqlite:///{tmp_path / 'mqtt.sqlite3'}",
+                          mqtt_url=mosquitto.url, instance_id=instance, grace_s=30)  # fmt: skip
+    async with running_server(config) as server, fleet_process(mosquitto.url) as fleet_output:
+        alice = await connect(server)
+        await alice.hello("Alice")
+        with_bot = (await alice.request("match.create", game="connect4", seat=0, bot={"level": 1}))[
+            "match_id"
+        ]
+        seated = await alice.expect(type_="seated", match_id=with_bot, timeout=20)
+        assert seated["player"]["bot"], "the fleet found the match over MQTT"
+        await bot_answers(alice, with_bot)
+
+        await mosquitto.stop()
+        # Without a broker: the lobby, WebSocket play, the bot already seated, the API all go on.
+        bob, carol = await connect(server), await connect(server)
+        await bob.hello("Bob")
+        await carol.hello("Carol")
+        lobby = await bob.request("lobby.subscribe")
+        assert with_bot in [entry["match_id"] for entry in lobby["matches"]]
+        match_id = (await open_match(carol, bob, "tictactoe"))["match_id"]
+        assert await bob.expect(type_="lobby.update", where=lambda m: m["entry"]["match_id"] == match_id)
+        await play_moves("tictactoe", (carol, bob), match_id, list(decisive_game("tictactoe")))
+        await bot_answers(alice, with_bot)
+        assert (await api_get(server.http_url, "/healthz"))[1]["status"] == "ok"
+
+        await mosquitto.start()  # the same port, and empty: the broker lost every retained entry
+        dave = await connect(server)
+        await dave.hello("Dave")
+        wanted = (await dave.request("match.create", game="connect4", seat=0, bot={"level": 1}))["match_id"]
+        # The entry reaches the broker again (the server reconnects), and the fleet (which reconnects
+        # too) seats a bot from it.
+        await asyncio.wait_for(lobby_entries(mosquitto.url, instance, lambda entries: wanted in entries), 30)
+        seated = await dave.expect(type_="seated", match_id=wanted, timeout=30)
+        assert seated["player"]["bot"]
+        await bot_answers(dave, wanted)
+        assert isinstance(server.bus, MqttBus) and server.bus.stats.connections == 2, "it reconnected once"
+    assert not [line for line in fleet_output if "Traceback" in line], "".join(fleet_output)
+
+
+# --------------------------------------------------------------------------- the database cut off
+
+
+@dataclass
+class Load:
+    """One match played as fast as answers come, by two clients making random legal moves; a refused
+    move is sent again until it is acknowledged."""
+
+    match_id: str
+    game: str
+    seats: tuple[ArenaClient, ArenaClient]
+    seed: int
+    acknowledged: list[str] = field(default_factory=list)
+    refusals: Counter[str] = field(default_factory=Counter)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        rng = random.Random(self.seed)
+        position = get_game(self.game).start()
+        while not stop.is_set() and position.outcome() is None:
+            move = position.format_move(rng.choice(position.legal_moves()))
+            while True:
+                mover = self.seats[position.turn]
+                reply = await mover.request(
+                    "move", match_id=self.match_id, ply=len(self.acknowledged), move=move
+                )
+                if reply["type"] == "moved":
+                    break
+                self.refusals[reply["code"]] += 1
+                assert reply["code"] == "unavailable", f"{self.match_id}: {reply}"
+                await asyncio.sleep(0.05)
+            self.acknowledged.append(reply["move"])
+            position = position.play(position.parse_move(move))
+            await asyncio.sleep(0.01)
+            for client in self.seats:
+                client.take_unread()
+
+
+async def test_requests_fail_cleanly_while_postgresql_is_cut_off_and_service_resumes(
+    postgres_url: str, connect: Connect
+) -> None:
+    with temporary_postgres_database(postgres_url, "faults") as direct_url:
+        target = make_url(direct_url)
+        proxy = TcpProxy(target.host or "127.0.0.1", target.port or 5432)
+        await proxy.start()
+        proxied = target.set(port=proxy.port).render_as_string(hide_password=False)
+        config = ServerConfig(port=0, db_url=proxied, instance_id=f"faults-pg-{secrets.token_hex(3)}")
+        try:
+            async with running_server(config) as server:
+                loads, players = await start_load(server, connect)
+                stop = asyncio.Event()
+                running = [asyncio.create_task(load.run(stop)) for load in loads]
+                await wait_for(lambda: all(len(load.acknowledged) >= 4 for load in loads), 20, "moves")
+
+                await proxy.cut()
+                await wait_for(
+                    lambda: all(load.refusals["unavailable"] >= 3 for load in loads), 20, "refusals"
+                )
+                await during_the_outage(server, connect, players[0])
+
+                await proxy.start()
+                resumed_at = {load.match_id: len(load.acknowledged) for load in loads}
+                await wait_for(
+                    lambda: all(len(load.acknowledged) >= resumed_at[load.match_id] + 4 for load in loads),
+                    20,
+                    "moves after the database came back",
+                )
+                newcomer = await connect(server)
+                assert (await newcomer.hello("After"))["type"] == "welcome"
+                assert (await newcomer.request("match.create", game="othello"))["type"] == "match.state"
+                assert (await api_get(server.http_url, "/healthz"))[0] == 200
+                stop.set()
+                await asyncio.gather(*running)
+                await server.store.close()
+        finally:
+            await proxy.close()
+        await assert_stored_exactly(direct_url, loads, players=len(players) + 1, matches=len(loads) + 1)
+
+
+async def start_load(server: Server, connect: Connect) -> tuple[list[Load], list[ArenaClient]]:
+    players, loads = [], []
+    for index, game in enumerate(("checkers", "othello", "checkers", "othello", "connect4", "checkers")):
+        first, second = await connect(server), await connect(server)
+        await first.hello(f"Load {index}a")
+        await second.hello(f"Load {index}b")
+        players += [first, second]
+        match_id = (await open_match(first, second, game))["match_id"]
+        loads.append(Load(match_id, game, (first, second), seed=index))
+    return loads, players
+
+
+async def during_the_outage(server: Server, connect: Connect, player: ArenaClient) -> None:
+    """Whatever needs the database is refused ``unavailable``; what the server holds in memory is served."""
+    newcomer = await connect(server)
+    assert (await newcomer.request("hello", name="During"))["code"] == "unavailable"
+    assert (await newcomer.request("hello", token=player.token))["code"] == "unavailable"
+    assert (await player.request("match.create", game="othello"))["code"] == "unavailable"
+    status, body = await api_get(server.http_url, "/healthz")
+    assert (status, body["status"]) == (503, "unavailable")
+    status, body = await api_get(server.http_url, "/api/matches")
+    assert (status, body["error"]["code"]) == (503, "unavailable")
+    assert (await player.request("lobby.subscribe"))["type"] == "lobby.snapshot"
+
+
+async def assert_stored_exactly(url: str, loads: list[Load], *, players: int, matches: int) -> None:
+    """Every acknowledged move is stored, and nothing else: no refused move, player or match."""
+    database = create_engine(url, pooled=False)
+    try:
+        async with database.connect() as connection:
+            assert await connection.scalar(text("SELECT count(*) FROM players")) == players
+            assert await connection.scalar(text("SELECT count(*) FROM matches")) == matches
+            for load in loads:
+                rows = await connection.execute(
+                    text("SELECT ply, notation FROM moves WHERE match_id = :id ORDER BY ply"),
+                    {"id": load.match_id},
+                )
+                stored = [(ply, notation) for ply, notation in rows]
+                assert stored == list(enumerate(load.acknowledged)), load.match_id
+    finally:
+        await database.dispose()
+
+
+# --------------------------------------------------------------------------- a lost answer
+
+
+async def test_a_move_whose_commit_answer_was_lost_is_acknowledged_when_sent_again(
+    arena: Server, connect: Connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database commits, then the connection drops before it says so: the player is told
+    ``unavailable`` and sends the move again, which must be acknowledged, not refused as stale."""
+    alice, bob = await connect(arena), await connect(arena)
+    await alice.hello("Alice")
+    await bob.hello("Bob")
+    match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
+    append_move = Store.append_move
+    lost: list[int] = []
+
+    async def commit_then_lose_the_answer(store: Store, move: Any, finish: Any = None) -> None:
+        await append_move(store, move, finish)
+        if not lost:
+            lost.append(move.ply)
+            raise DatabaseUnavailableError("connection lost during COMMIT")
+
+    monkeypatch.setattr(Store, "append_move", commit_then_lose_the_answer)
+    refused: Message = await alice.request("move", match_id=match_id, ply=0, move="b2")
+    assert refused["code"] == "unavailable"
+    moved = await alice.request("move", match_id=match_id, ply=0, move="b2")
+    assert (moved["type"], moved["ply"]) == ("moved", 0), moved
+    await play_moves("tictactoe", (alice, bob), match_id, ["a1", "c3"], played=("b2",))
+    record = await arena.store.get_match(match_id)
+    assert record is not None and [move.notation for move in record.moves] == ["b2", "a1", "c3"]
+    assert lost == [0]

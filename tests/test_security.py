@@ -1,0 +1,317 @@
+"""Security over real sockets: no one plays for anyone else, tokens stay secret, limits hold, text is text.
+
+Adds to tests/test_server_errors.py (every error code once, a flood, an
+oversized frame) and tests/test_server_http.py (browser origins, tokens kept
+out of broadcasts, API responses and the in-process log). Runs on SQLite and
+PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import secrets
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+from support.client import ArenaClient
+from support.fixtures import Connect, StartServer
+from support.fuzz_arena import api_get, stored_rows
+from support.play import decisive_game, open_match, play_moves
+from support.process import ServerProcess
+from websockets.exceptions import InvalidStatus
+
+from plyarena.commands import serve
+from server.app import Server
+from server.storage.engine import create_engine
+
+ACTIONS = ("resign", "draw.offer", "draw.accept", "draw.decline", "abort",
+           "rematch.offer", "rematch.accept", "rematch.decline")  # fmt: skip
+SQL_NAME = "Robert'); DROP TABLE players;--"
+SQL_CHAT = "'; DELETE FROM moves WHERE '1'='1'; SELECT * FROM players --"
+
+
+@pytest.fixture
+async def database(arena_db_url: str) -> AsyncIterator[AsyncEngine]:
+    """The test's own connection to the server's database, to see what is stored."""
+    engine = create_engine(arena_db_url)
+    yield engine
+    await engine.dispose()
+
+
+async def signed_in(server: Server | str, connect: Connect, name: str) -> ArenaClient:
+    client = await connect(server)
+    await client.hello(name)
+    return client
+
+
+async def refused(client: ArenaClient, kind: str, **fields: Any) -> str:
+    """Send a request that must be refused; its error code."""
+    reply = await client.request(kind, **fields)
+    assert reply["type"] == "error", (kind, fields, reply)
+    return str(reply["code"])
+
+
+# --------------------------------------------------------------------------- seats and identity
+
+
+async def test_a_seat_answers_only_to_its_player_from_any_of_their_connections(
+    arena: Server, connect: Connect, database: AsyncEngine
+) -> None:
+    alice, bob = await signed_in(arena, connect, "Alice"), await signed_in(arena, connect, "Bob")
+    mallory = await signed_in(arena, connect, "Mallory")
+    match_id = (await open_match(alice, bob, "connect4"))["match_id"]
+    await play_moves("connect4", (alice, bob), match_id, ["4", "4"])
+    watcher = await signed_in(arena, connect, "Sam")
+    await watcher.request("match.watch", match_id=match_id)
+    before = await stored_rows(database, [alice.player_id, bob.player_id])
+
+    # Alice is to move. Nobody else can move, resign, offer, abort or chat for her seat:
+    # not an outsider, not a spectator, not her opponent.
+    for intruder in (mallory, watcher):
+        assert await refused(intruder, "move", match_id=match_id, ply=2, move="3") == "not_a_player"
+        assert await refused(intruder, "chat", match_id=match_id, text="gg") == "not_a_player"
+        for action in ACTIONS:
+            assert await refused(intruder, action, match_id=match_id) == "not_a_player", action
+        assert await refused(intruder, "match.join", match_id=match_id, seat=0) == "seat_taken"
+    assert await refused(bob, "move", match_id=match_id, ply=2, move="3") == "not_your_turn"
+    # No field says who is acting: a request naming a player or a seat is refused as malformed.
+    for claim in ({"player_id": alice.player_id}, {"seat": 0}, {"token": alice.token}):
+        assert await refused(mallory, "move", match_id=match_id, ply=2, move="3", **claim) == "bad_field"
+    # Taking Bob's token on an established connection does not make Mallory Bob.
+    assert await refused(mallory, "hello", token=bob.token) == "not_allowed"
+    assert await refused(mallory, "resign", match_id=match_id) == "not_a_player"
+    assert await stored_rows(database, [alice.player_id, bob.player_id]) == before
+
+    # The seat is Alice's, not her connection's: her second connection may move for her.
+    alice_again = await connect(arena)
+    await alice_again.hello(token=alice.token)
+    moved = await alice_again.request("move", match_id=match_id, ply=2, move="3")
+    assert (moved["type"], moved["seat"]) == ("moved", 0)
+
+
+async def test_forged_stale_and_mangled_tokens_are_refused(
+    start_server: StartServer, connect: Connect, tmp_path: Path
+) -> None:
+    arena = await start_server()
+    alice = await signed_in(arena, connect, "Alice")
+    elsewhere = await start_server(db_url=f"sqlite+aiosqlite:///{tmp_path / 'elsewhere.sqlite3'}")
+    stranger_there = await signed_in(elsewhere, connect, "Stranger")
+    assert alice.token is not None and stranger_there.token is not None
+    token = alice.token
+    refused_tokens = {
+        "forged": secrets.token_urlsafe(32),
+        "stale (from another server's database)": stranger_there.token,
+        "the stored hash": hashlib.sha256(token.encode()).hexdigest(),
+        "one letter off": token[:-1] + ("A" if token[-1] != "A" else "B"),
+        "case changed": token.swapcase(),
+        "truncated": token[:20],
+        "padded inside": token[:10] + " " + token[10:],
+    }
+    newcomer = await connect(arena)
+    for what, wrong in refused_tokens.items():
+        reply = await newcomer.request("hello", token=wrong, name="Alice")
+        assert (reply["type"], reply.get("code")) == ("error", "bad_token"), what
+        assert wrong not in reply["message"], "an error never repeats a token"
+    for malformed in ("", "x" * 129):
+        assert await refused(newcomer, "hello", token=malformed) == "bad_field"
+    # After all that, the connection is still nobody, and the real token still works.
+    assert await refused(newcomer, "lobby.subscribe") == "hello_required"
+    welcome = await newcomer.hello(token=token)
+    assert welcome["player"]["id"] == alice.player_id
+
+
+async def test_tokens_are_stored_only_as_their_sha256(
+    arena: Server, connect: Connect, database: AsyncEngine, arena_db_url: str
+) -> None:
+    alice, bob = await signed_in(arena, connect, "Alice"), await signed_in(arena, connect, "Bob")
+    match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
+    await play_moves("tictactoe", (alice, bob), match_id, list(decisive_game("tictactoe")))
+    tokens = {alice.player_id: alice.token, bob.player_id: bob.token}
+    async with database.connect() as connection:
+        for player_id, token in tokens.items():
+            assert token is not None
+            stored = await connection.scalar(
+                text("SELECT token_hash FROM players WHERE id = :id"), {"id": player_id}
+            )
+            assert stored == hashlib.sha256(token.encode()).hexdigest()
+        for table in ("players", "matches", "seats", "moves"):
+            for row in await connection.execute(text(f"SELECT * FROM {table}")):
+                assert not [token for token in tokens.values() if token and token in str(tuple(row))], table
+    if arena_db_url.startswith("sqlite"):
+        await arena.store.close()  # every write on disk
+        path = Path(arena_db_url.split("///", 1)[1])
+        files = [file for file in path.parent.iterdir() if file.name.startswith(path.name)]
+        for file in files:
+            content = file.read_bytes()
+            assert not [token for token in tokens.values() if token and token.encode() in content], file
+
+
+async def test_a_real_server_process_logs_no_token(
+    arena_db_url: str, connect: Connect, tmp_path: Path
+) -> None:
+    server = ServerProcess(arena_db_url, f"security-{secrets.token_hex(3)}", tmp_path)
+    await server.start()
+    try:
+        alice = await signed_in(server.ws_url, connect, "Alice")
+        bob = await signed_in(server.ws_url, connect, "Bob")
+        match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
+        await alice.close()  # a dropped player: logged as a presence change
+        alice_again = await connect(server.ws_url)
+        await alice_again.hello(token=alice.token)
+        await alice_again.request("match.watch", match_id=match_id)
+        near_miss = (alice.token or "")[:-2] + "zz"
+        assert await refused(await connect(server.ws_url), "hello", token=near_miss) == "bad_token"
+        await alice_again.request("resign", match_id=match_id)
+    finally:
+        await server.stop()
+    log = "".join(server.output)
+    assert "Ply Arena is serving" in log
+    for secret in (alice.token, bob.token, near_miss):
+        assert secret and secret not in log
+
+
+async def test_the_event_bus_carries_no_token(arena: Server, connect: Connect) -> None:
+    """Lobby entries and match events go to every bus subscriber (other instances, fleets): no token."""
+    async with arena.bus.subscribe("plyarena/v1/#") as messages:
+        alice, bob = await signed_in(arena, connect, "Alice"), await signed_in(arena, connect, "Bob")
+        match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
+        await alice.request("chat", match_id=match_id, text="hello")
+        await play_moves("tictactoe", (alice, bob), match_id, list(decisive_game("tictactoe")))
+        payloads = []
+        while True:
+            try:
+                payloads.append(await asyncio.wait_for(anext(messages), 0.5))
+            except TimeoutError:
+                break
+    assert any(match_id in topic for topic, _ in payloads), "the bus saw the match"
+    for topic, payload in payloads:
+        for token in (alice.token, bob.token):
+            assert token and token.encode() not in payload and token not in topic
+
+
+# --------------------------------------------------------------------------- limits
+
+
+async def test_rate_and_frame_limits_are_per_connection_and_configurable(
+    start_server: StartServer, connect: Connect
+) -> None:
+    arena = await start_server(rate_per_s=1.0, rate_burst=5, max_message_bytes=512)
+    flooder = await signed_in(arena, connect, "Flood")
+    for index in range(8):
+        await flooder.send({"type": "lobby.subscribe", "id": index})
+    answers = [(await flooder.expect(id=index)).get("code", "served") for index in range(8)]
+    served = answers.count("served")
+    assert served in (4, 5), answers  # the hello took one of the 5; one more may have refilled meanwhile
+    assert answers == ["served"] * served + ["rate_limited"] * (8 - served)
+    # The same player on another connection, and everyone else, have buckets of their own.
+    flooder_again = await connect(arena)
+    await flooder_again.hello(token=flooder.token)
+    assert (await flooder_again.request("lobby.subscribe"))["type"] == "lobby.snapshot"
+    bystander = await signed_in(arena, connect, "Bystander")
+    assert (await bystander.request("lobby.subscribe"))["type"] == "lobby.snapshot"
+
+    await bystander.send('{"type": "lobby.subscribe", "id": 1, "pad": "' + "x" * 480 + '"}')
+    assert (await bystander.expect(id=1))["code"] == "frame_too_large"  # 525 bytes: over 512
+    await bystander.send('{"type": "lobby.subscribe", "id": 2, "x": "' + "x" * 450 + '"}')
+    assert (await bystander.expect(id=2))["code"] == "bad_field"  # 491 bytes: read, and refused for "x"
+
+
+# --------------------------------------------------------------------------- text
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("N" * 32, "N" * 32),
+        ("  Alice  ", "Alice"),
+        ("Zoë 🎲 中文", "Zoë 🎲 中文"),
+        (SQL_NAME, SQL_NAME),
+    ],
+)
+async def test_names_are_stripped_and_kept_as_given(
+    arena: Server, connect: Connect, database: AsyncEngine, name: str, shown: str
+) -> None:
+    client = await connect(arena)
+    welcome = await client.hello(name)
+    assert welcome["player"]["name"] == shown
+    async with database.connect() as connection:
+        stored = await connection.scalar(
+            text("SELECT name FROM players WHERE id = :id"), {"id": welcome["player"]["id"]}
+        )
+    assert stored == shown
+
+
+@pytest.mark.parametrize(
+    "name", ["N" * 33, "a\x00b", "line\nbreak", "a\u2028b", "a\x85b", "tab\there", "\x1b[31mred"]
+)
+async def test_names_too_long_or_with_control_characters_are_refused(
+    arena: Server, connect: Connect, name: str
+) -> None:
+    client = await connect(arena)
+    assert await refused(client, "hello", name=name) == "bad_field"
+
+
+async def test_chat_is_validated_capped_and_echoed_verbatim(
+    arena: Server, connect: Connect, database: AsyncEngine
+) -> None:
+    alice, bob = await signed_in(arena, connect, SQL_NAME), await signed_in(arena, connect, "Bob")
+    match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
+    for line in ("c" * 201, "two\nlines", "bell\x07", "nul\x00", "  ", "a\u2029b"):
+        assert await refused(alice, "chat", match_id=match_id, text=line) == "bad_field", repr(line)
+    for line, shown in (("c" * 200, "c" * 200), ("  padded  ", "padded"), (SQL_CHAT, SQL_CHAT)):
+        said = await alice.request("chat", match_id=match_id, text=line)
+        heard = await bob.expect(type_="chat", seq=said["seq"])
+        assert said["text"] == heard["text"] == shown
+        assert heard["name"] == SQL_NAME
+    async with database.connect() as connection:
+        assert await connection.scalar(text("SELECT count(*) FROM players")) >= 2  # the table is there
+
+
+async def test_sql_looking_ids_and_queries_find_nothing_and_break_nothing(
+    arena: Server, connect: Connect
+) -> None:
+    alice = await signed_in(arena, connect, SQL_NAME)
+    assert (await alice.request("match.create", game="tictactoe"))["type"] == "match.state"
+    for match_id in ("' OR '1'='1", "x'; DROP TABLE matches; --", "%", "_"):
+        assert await refused(alice, "match.watch", match_id=match_id) == "not_found"
+        assert await refused(alice, "match.join", match_id=match_id) == "not_found"
+    assert await refused(alice, "match.create", game="tictactoe' OR '1'='1") == "not_found"
+    for query in ("player=%27%20OR%20%271%27=%271", "before=%27%20OR%201=1--", "player=%25"):
+        status, body = await api_get(arena.http_url, f"/api/matches?{query}")
+        assert (status, body["matches"]) == (200, []), query
+    status, body = await api_get(arena.http_url, "/api/matches/%27%20OR%20%271%27=%271")
+    assert (status, body["error"]["code"]) == (404, "not_found")
+    status, body = await api_get(arena.http_url, f"/api/matches?player={alice.player_id}")
+    assert [match["seats"][0]["player"]["name"] for match in body["matches"]] == [SQL_NAME]
+
+
+# --------------------------------------------------------------------------- browser origins
+
+
+async def test_allowed_origins_come_from_the_command_line(
+    start_server: StartServer, connect: Connect
+) -> None:
+    parser = argparse.ArgumentParser()
+    serve.configure(parser)
+    args = parser.parse_args(
+        ["--allow-origin", "https://play.example/", "--allow-origin", "https://b.example"]
+    )
+    config = serve.config_from(args)
+    assert config.allowed_origins == ("https://play.example/", "https://b.example")
+    assert serve.config_from(parser.parse_args([])).allowed_origins is None  # this server's own URL
+
+    server = await start_server(allowed_origins=config.allowed_origins)
+    for origin in ("https://play.example", "https://b.example"):  # a trailing slash in the option is fine
+        assert (await (await connect(server, origin=origin)).hello("Browser"))["type"] == "welcome"
+    with pytest.raises(InvalidStatus) as refused_origin:
+        await connect(server, origin="https://play.example.evil.test")
+    assert refused_origin.value.response.status_code == 403
+
+    anyone = await start_server(allowed_origins=("*",))
+    assert (await (await connect(anyone, origin="https://anywhere.test")).hello("Any"))["type"] == "welcome"
