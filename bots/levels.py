@@ -9,6 +9,7 @@ with :func:`choose_move`, the one function a bot calls.
 from __future__ import annotations
 
 import random
+import time
 import tomllib
 from dataclasses import dataclass
 from functools import cache
@@ -245,15 +246,19 @@ def choose_move(
     time_ms = _tighter(level.time_ms, time_budget_ms)
     if level.solver:
         max_nodes = level.solver_nodes
-        if max_nodes is not None and time_budget_ms is not None:
-            max_nodes = max(1, min(max_nodes, int(time_budget_ms * SOLVER_NODES_PER_MS)))
+        if time_budget_ms is not None:
+            from_clock = max(1, int(time_budget_ms * SOLVER_NODES_PER_MS))
+            max_nodes = from_clock if max_nodes is None else min(max_nodes, from_clock)
+        started = time.perf_counter()
         try:
             if level.noise is None:
                 result = perfect.solve(level.game, position, max_nodes)
                 return result.move, result
             return _noisy_choice(perfect.analyze(level.game, position, max_nodes), level, rng)
         except perfect.SolverBudgetExceeded:
-            pass  # too early in the game for the solver: play the level's search budget instead
+            # Too early in the game for the solver: search with what is left of the budget.
+            if time_ms is not None:
+                time_ms = max(1.0, time_ms - (time.perf_counter() - started) * 1000)
     evaluator = evaluator_for(level.game)
     if level.style == "expectimax":
         assert level.opponent is not None  # the parser gives every expectimax level one

@@ -21,7 +21,6 @@ left.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import multiprocessing
 import os
@@ -104,23 +103,15 @@ def _think(request: ThinkRequest) -> ThinkResult:
     if budget is not None and request.submitted_at is not None:
         waited_ms = max(0.0, (time.time() - request.submitted_at) * 1000)
         budget = max(MIN_BUDGET_MS, budget - waited_ms)
-    row = level(request.game, request.level)
-    if row.solver and budget is not None:
-        # An exact solver ignores time budgets and can take minutes near the start of a game:
-        # on a clock, search within the budget instead, so the bot never loses on time.
-        row = dataclasses.replace(row, solver=False, noise=None, depth=None, time_ms=max(1, int(budget)))
-    move, result = choose_move(position, row, random.Random(request.seed), budget)
-    pv: list[str] = []
-    along = position
-    for step in result.pv:
-        pv.append(along.format_move(step))
-        along = along.play(step)
+    chosen = level(request.game, request.level)
+    _, result = choose_move(position, chosen, random.Random(request.seed), budget)  # result.move is the move
+    found = result.as_dict(position)
     return ThinkResult(
-        move=position.format_move(move),
+        move=found["move"],
         score=result.score,
         depth=result.depth,
         nodes=result.nodes,
-        pv=tuple(pv),
+        pv=tuple(found["pv"]),
         think_ms=round(result.time_ms),
     )
 
