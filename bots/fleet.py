@@ -10,8 +10,10 @@ playing as many matches as it is given):
   long with nobody joining, at the fleet's ``public_level`` (or the offered
   level nearest to it);
 - never in more than ``max_games`` matches at once. When full, the fleet does
-  not drop a request: it logs it, marks its published offer ``full``, and seats
-  the waiting requests in order as soon as games end.
+  not drop a request: it logs it, marks its published offer ``full``, notes
+  ``queued`` on the request's lobby entry (a ``bot.status`` note, so the player
+  who asked sees why nobody comes), and seats the waiting requests in order as
+  soon as games end.
 
 Its offer (:mod:`bots.offer`) is published retained on the broker and/or
 through an ``announce`` callback, so servers can list the bots at ``/api/bots``.
@@ -30,7 +32,7 @@ from bots import wire
 from bots.capacity import Capacity, Ticket
 from bots.client import BotPlayer, BotSpec
 from bots.levels import LEVEL_COUNT, level_table
-from bots.link import DEFAULT_BACKOFF, Backoff, RequestFailed
+from bots.link import DEFAULT_BACKOFF, Backoff, Link, RequestFailed
 from bots.lobby_feeds import MqttLobby, ServerLobby
 from bots.manners import DEFAULT_MANNERS, Manners
 from bots.offer import build_offer, encode_offer, offer_topic
@@ -291,6 +293,8 @@ class Fleet:
                 self._waiting[match_id] = spec
                 log.warning("fleet full (%d of %d games): match %s waits for a %s", self.capacity.in_use,
                             self.config.max_games, match_id, spec.name)  # fmt: skip
+                if known.entry.bot is not None:
+                    self._spawn(self._note_queued(known, spec, place=len(self._waiting)))
             self._changed()
             return
         self._waiting.pop(match_id, None)
@@ -306,12 +310,9 @@ class Fleet:
         except (RequestFailed, ConnectionError, TimeoutError) as error:
             log.info("could not seat %s in %s: %s", spec.name, match_id, error)
             ticket.release()
-            if not isinstance(error, RequestFailed) and not player.sessions:
-                # An unreachable server (a stale lobby entry, say): do not keep a bot knocking on its door.
-                shards = self.players.get((known.url, spec), [])
-                if player in shards:
-                    shards.remove(player)
-                await player.close()
+            if not isinstance(error, RequestFailed):
+                # An unreachable server (a stale lobby entry, say).
+                await self._drop_if_idle(known.url, spec, player)
         else:
             self._seated.add(match_id)
             waited = time.monotonic() - self._first_seen.get(match_id, time.monotonic())
@@ -320,6 +321,41 @@ class Fleet:
                      known.url, waited * 1000)  # fmt: skip
         finally:
             self._joining.discard(match_id)
+
+    async def _note_queued(self, known: _Known, spec: BotSpec, place: int) -> None:
+        """Say on the lobby entry that its bot request waits for a free game; a note is advisory, so a
+        refusal (the match started or went meanwhile) or an unreachable server is only logged."""
+        match_id = known.entry.match_id
+        reason = (
+            f"all {self.config.max_games} games of fleet {self.config.fleet_id} are busy; "
+            f"you are number {place} in line for {spec.name}"
+        )[: wire.MAX_BOT_STATUS_LENGTH]
+        try:
+            link = await self._link_to(known.url, spec)
+            await link.request(wire.SetBotStatus(match_id=match_id, state="queued", reason=reason))
+        except (RequestFailed, ConnectionError, TimeoutError) as error:
+            log.info("could not note match %s as queued: %s", match_id, error)
+
+    async def _link_to(self, url: str, spec: BotSpec) -> Link:
+        """A welcomed connection to the server at ``url``: the lobby feed there, else a bot's connection."""
+        for feed in self._feeds:
+            if isinstance(feed, ServerLobby) and feed.url == url and feed.link.connected.is_set():
+                return feed.link
+        player = self._player(url, spec)
+        try:
+            await player.link.wait_connected()
+        except (ConnectionError, TimeoutError):
+            await self._drop_if_idle(url, spec, player)
+            raise
+        return player.link
+
+    async def _drop_if_idle(self, url: str, spec: BotSpec, player: BotPlayer) -> None:
+        """Close a bot that cannot reach its server and plays nothing there: it would knock on its door."""
+        if not player.sessions:
+            shards = self.players.get((url, spec), [])
+            if player in shards:
+                shards.remove(player)
+            await player.close()
 
     def _player(self, url: str, spec: BotSpec) -> BotPlayer:
         """The bot to seat: a connection of ``spec`` at ``url`` with room, or a new one.

@@ -31,6 +31,17 @@ class BotRequest(msgspec.Struct, frozen=True, omit_defaults=True):
     style: str | None = None
 
 
+class BotStatus(msgspec.Struct, frozen=True):
+    """The latest note on a lobby entry's bot request: ``queued``, ``unavailable`` or ``coming``."""
+
+    state: str
+    reason: str = ""
+    by: str = ""
+
+
+MAX_BOT_STATUS_LENGTH = 200
+"""The longest ``reason`` a server takes with a ``bot.status`` note."""
+
 MAX_PV_LENGTH = 64
 """The longest principal variation a server takes with a move."""
 
@@ -68,6 +79,7 @@ class LobbyEntry(msgspec.Struct, frozen=True):
     bot: BotRequest | None = None
     host: str = ""
     url: str = ""
+    bot_status: BotStatus | None = None
 
     @property
     def open_seats(self) -> list[int]:
@@ -142,6 +154,14 @@ class SendChat(Request, tag="chat", kw_only=True):
     text: str
 
 
+class SetBotStatus(Request, tag="bot.status", kw_only=True):
+    """Note how an open match's bot request stands (a full fleet queues it), shown on its lobby entry."""
+
+    match_id: str
+    state: str
+    reason: str
+
+
 # --------------------------------------------------------------------------- server -> bot
 
 
@@ -178,6 +198,11 @@ class LobbyUpdate(Reply, kw_only=True, frozen=True):
 
 class LobbyRemove(Reply, kw_only=True, frozen=True):
     match_id: str
+
+
+class BotStatusNote(Reply, kw_only=True, frozen=True):
+    match_id: str
+    bot_status: BotStatus
 
 
 class MatchState(Reply, kw_only=True, frozen=True):
@@ -282,6 +307,7 @@ Incoming: TypeAlias = (
     | LobbySnapshot
     | LobbyUpdate
     | LobbyRemove
+    | BotStatusNote
     | MatchState
     | MatchCatchup
     | MatchEvent
@@ -295,6 +321,7 @@ MESSAGE_TYPES: dict[str, type[Reply]] = {
     "lobby.snapshot": LobbySnapshot,
     "lobby.update": LobbyUpdate,
     "lobby.remove": LobbyRemove,
+    "bot.status": BotStatusNote,
     "match.state": MatchState,
     "match.catchup": MatchCatchup,
 }

@@ -105,6 +105,7 @@ class Server:
             protocol.AcceptRematch: self._act,
             protocol.DeclineRematch: self._act,
             protocol.SendChat: self._act,
+            protocol.SetBotStatus: self._bot_status,
         }
 
     # ----------------------------------------------------------------- lifecycle
@@ -316,6 +317,14 @@ class Server:
         if live is None or request.match_id not in connection.matches:
             raise ProtocolError(ErrorCode.NOT_FOUND, f"you do not follow match {request.match_id!r}")
         await self.host.leave(live, connection)
+        connection.send(protocol.Ok(id=request.id))
+
+    async def _bot_status(self, connection: Connection, request: protocol.SetBotStatus) -> None:
+        assert connection.player is not None
+        reason = clean_text(request.reason, "reason", protocol.MAX_BOT_STATUS_LENGTH)
+        live = await self.host.get(request.match_id)
+        note = protocol.BotStatus(state=request.state, reason=reason, by=connection.player.name)
+        await self.host.note_bot_status(live, note)
         connection.send(protocol.Ok(id=request.id))
 
     async def _act(self, connection: Connection, request: Any) -> None:

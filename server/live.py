@@ -41,6 +41,8 @@ from server.match import (
 from server.metrics import Metrics
 from server.outbox import Outbox
 from server.protocol import (
+    BotStatus,
+    BotStatusNote,
     LobbyEntry,
     MatchCatchup,
     MatchEvent,
@@ -92,6 +94,8 @@ class LiveMatch:
     watchers: set[Connection] = field(default_factory=set)
     timer: asyncio.TimerHandle | None = None
     expiry: asyncio.TimerHandle | None = None
+    bot_status: BotStatus | None = None
+    """The latest note on the match's bot request: advisory, so kept in memory only."""
 
     @property
     def id(self) -> str:
@@ -263,6 +267,8 @@ class MatchHost:
                 )
                 watcher.send(catchup)
             self._follow(live, watcher)
+            if live.bot_status is not None and live.match.status == OPEN:
+                watcher.send(BotStatusNote(match_id=live.id, bot_status=live.bot_status))
             if watcher.player_id is not None:
                 await self._apply(live, live.match.connect(watcher.player_id, self.now()))
 
@@ -286,6 +292,21 @@ class MatchHost:
                 continue
             async with live.lock:
                 await self._unfollow(live, connection)
+
+    async def note_bot_status(self, live: LiveMatch, note: BotStatus) -> None:
+        """Keep ``note`` as the latest word on ``live``'s bot request; tell its followers and the lobby."""
+        async with live.lock:
+            await self._tick(live)
+            match = live.match
+            if match.options.bot is None:
+                raise ProtocolError(ErrorCode.NOT_ALLOWED, f"match {live.id!r} asks for no bot")
+            if match.status != OPEN:
+                raise ProtocolError(
+                    ErrorCode.NOT_ALLOWED, f"match {live.id!r} is {match.status}: it waits for no bot"
+                )
+            live.bot_status = note
+            push_to(live.watchers, encode(BotStatusNote(match_id=live.id, bot_status=note)))
+            self._show_in_lobby(live)
 
     async def act(
         self, live: LiveMatch, intent: Intent, requester: Connection, request_id: RequestId
@@ -469,6 +490,7 @@ class MatchHost:
                 host=self.config.instance_id,
                 url=self.ws_url(),
                 created_at=live.created_at.isoformat(),
+                bot_status=live.bot_status if match.status == OPEN else None,
             )
         )
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from server.storage.stats import Histogram, WriteStats
@@ -32,8 +33,9 @@ LOOP_LAG_BUCKETS_S = (
 class Metrics:
     connections: int = 0
     connections_total: int = 0
-    live_matches: int = 0
-    open_matches: int = 0
+    match_counts: Callable[[], Mapping[str, int]] = field(default=lambda: {})
+    """Open and live matches by status (``open_matches``, ``live_matches``), counted when rendered: keeping
+    them up to date on every change would cost a pass over every match each time one starts or ends."""
     moves_total: int = 0
     matches_finished_total: int = 0
     requests_total: int = 0
@@ -58,8 +60,16 @@ class Metrics:
             "WebSocket connections accepted.",
             [("", self.connections_total)],
         )
-        metric("plyarena_live_matches", "gauge", "Matches being played.", [("", self.live_matches)])
-        metric("plyarena_open_matches", "gauge", "Matches waiting for a player.", [("", self.open_matches)])
+        counts = self.match_counts()
+        metric(
+            "plyarena_live_matches", "gauge", "Matches being played.", [("", counts.get("live_matches", 0))]
+        )
+        metric(
+            "plyarena_open_matches",
+            "gauge",
+            "Matches waiting for a player.",
+            [("", counts.get("open_matches", 0))],
+        )
         metric("plyarena_moves_total", "counter", "Moves committed and broadcast.", [("", self.moves_total)])
         metric(
             "plyarena_matches_finished_total",

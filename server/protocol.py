@@ -27,6 +27,7 @@ MAX_ID_LENGTH = 64
 MAX_MOVE_LENGTH = 32
 MAX_PV_LENGTH = 64
 MAX_TOKEN_LENGTH = 128
+MAX_BOT_STATUS_LENGTH = 200
 
 RequestId: TypeAlias = (
     Annotated[int, msgspec.Meta(ge=-(2**53), le=2**53)]
@@ -43,6 +44,8 @@ Depth = Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)]
 """A search depth: it is stored in a 32-bit column, so a larger one could not be (PostgreSQL refuses it)."""
 Score = Annotated[int, msgspec.Meta(ge=-(10**9), le=10**9)]
 SeatNumber = Annotated[int, msgspec.Meta(ge=0, le=1)]
+BotStatusState = Literal["queued", "unavailable", "coming"]
+"""How a bot request stands: waiting its turn, not to be served, or about to be seated."""
 
 
 class UndecodableRequest(ProtocolError):
@@ -69,6 +72,18 @@ class BotRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     level: Annotated[int, msgspec.Meta(ge=1, le=99)]
     style: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_NAME_LENGTH)] | None = None
+
+
+class BotStatus(msgspec.Struct, frozen=True):
+    """The latest note on a bot request (a full fleet, say), so nobody waits in silence.
+
+    Advisory: kept in memory while the match is open, never stored, cleared once the match starts.
+    """
+
+    state: BotStatusState
+    reason: str
+    by: str
+    """The name of the player who left the note (a fleet, usually)."""
 
 
 class EngineInfo(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
@@ -111,6 +126,8 @@ class LobbyEntry(msgspec.Struct, frozen=True):
     url: str
     """The WebSocket URL of that instance."""
     created_at: str
+    bot_status: BotStatus | None = None
+    """The latest note on the ``bot`` request of an open match, ``null`` when there is none."""
 
 
 # --------------------------------------------------------------------------- client -> server
@@ -206,6 +223,14 @@ class SendChat(Request, tag="chat", kw_only=True):
     text: ChatText
 
 
+class SetBotStatus(Request, tag="bot.status", kw_only=True):
+    """Say how the bot request of an open match stands; it shows on the match's lobby entry."""
+
+    match_id: MatchId
+    state: BotStatusState
+    reason: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_BOT_STATUS_LENGTH)]
+
+
 ClientMessage: TypeAlias = (
     Hello
     | LobbySubscribe
@@ -224,6 +249,7 @@ ClientMessage: TypeAlias = (
     | AcceptRematch
     | DeclineRematch
     | SendChat
+    | SetBotStatus
 )
 
 REQUEST_TYPES: dict[str, type[Request]] = {
@@ -257,7 +283,8 @@ class Error(ServerMessage, tag="error", omit_defaults=False, kw_only=True):
 
 
 class Ok(ServerMessage, tag="ok", kw_only=True):
-    """The reply to a request that has nothing else to say (``lobby.unsubscribe``, ``match.leave``)."""
+    """The reply to a request that has nothing else to say (``lobby.unsubscribe``, ``match.leave``,
+    ``bot.status``)."""
 
 
 class LobbySnapshot(ServerMessage, tag="lobby.snapshot", kw_only=True):
@@ -270,6 +297,16 @@ class LobbyUpdate(ServerMessage, tag="lobby.update", kw_only=True):
 
 class LobbyRemove(ServerMessage, tag="lobby.remove", kw_only=True):
     match_id: str
+
+
+class BotStatusNote(ServerMessage, tag="bot.status", kw_only=True):
+    """A note on the bot request of a match you follow (also sent on following a match that has one).
+
+    Not a match event: it has no ``seq`` and is not replayed by ``match.catchup``.
+    """
+
+    match_id: str
+    bot_status: BotStatus
 
 
 class MatchState(ServerMessage, tag="match.state", kw_only=True):
@@ -482,6 +519,7 @@ _server_decoder = msgspec.json.Decoder(
     | LobbySnapshot
     | LobbyUpdate
     | LobbyRemove
+    | BotStatusNote
     | MatchState
     | MatchCatchup
     | AnyMatchEvent

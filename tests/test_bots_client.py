@@ -20,7 +20,7 @@ from bots import wire
 from bots.capacity import Capacity
 from bots.client import BotPlayer, BotSpec
 from bots.fleet import parse_levels
-from bots.levels import LEVEL_COUNT, level_table
+from bots.levels import LEVEL_COUNT, level, level_table
 from bots.link import Backoff
 from bots.manners import Manners
 from bots.pool import SearchPool
@@ -89,8 +89,9 @@ def test_increments_come_from_the_time_control() -> None:
 
 
 def test_a_bot_name_says_its_style_game_and_level() -> None:
-    assert BotSpec.of("connect4", 5).name == "alphabeta-c4-L5"
-    assert BotSpec.of("othello", 3).name == "expectimax-oth-L3"
+    assert BotSpec("connect4", 5, "alphabeta").name == "alphabeta-c4-L5"
+    assert BotSpec("othello", 3, "expectimax").name == "expectimax-oth-L3"
+    assert BotSpec.of("checkers", 4).name == f"{level('checkers', 4).style}-chk-L4"  # the level's style
     names = [BotSpec.of(game, n).name for game in level_table() for n in range(1, LEVEL_COUNT + 1)]
     assert max(len(name) for name in names) <= 32  # the protocol's limit on names
 
@@ -198,7 +199,7 @@ async def test_a_bot_ignores_what_it_cannot_read_and_plays_on(
         await asyncio.wait_for(done.wait(), 10)
         assert bot.link.connections == 1  # never dropped the connection over the garbage
 
-    assert seen["hello"] == {"type": "hello", "name": "alphabeta-ttt-L8", "bot": True}
+    assert seen["hello"] == {"type": "hello", "name": BotSpec.of("tictactoe", 8).name, "bot": True}
     move = seen["move"]
     assert (move["type"], move["match_id"], move["ply"]) == ("move", "m1", 0)
     assert move["move"] in {"a1", "b1", "c1", "a2", "b2", "c2", "a3", "b3", "c3"}

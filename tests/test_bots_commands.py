@@ -11,6 +11,7 @@ from typing import Any
 
 from support.fixtures import Connect
 
+from bots.client import BotSpec
 from bots.levels import LEVEL_COUNT, level_table
 from plyarena.bench_bots import BotsPlan, render_markdown, run_bots_benchmark
 from plyarena.cli import build_parser, main
@@ -56,7 +57,7 @@ async def test_plyarena_run_serves_with_a_fleet_that_offers_every_level_and_seat
         await alice.hello("Alice")
         state = await alice.request("match.create", game="othello", seat=0, bot={"level": 2})
         seated = await alice.expect(type_="seated", match_id=state["match_id"], seat=1)
-        assert seated["player"]["name"] == "alphabeta-oth-L2"
+        assert seated["player"]["name"] == BotSpec.of("othello", 2).name
     finally:
         stop.set()
         assert await asyncio.wait_for(arena, 30) == 0

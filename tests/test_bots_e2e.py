@@ -27,6 +27,7 @@ from support.fixtures import Connect, StartServer
 from bots import wire
 from bots.client import BotPlayer, BotSpec
 from bots.fleet import GAMES_PER_CONNECTION, Fleet, FleetConfig, parse_levels
+from bots.levels import level
 from bots.link import Backoff
 from bots.pool import SearchPool, ThinkRequest, ThinkResult
 from games import get_game
@@ -153,7 +154,7 @@ async def test_a_lobby_asking_for_a_level_3_connect4_bot_gets_it_within_a_second
     elapsed = time.monotonic() - started
 
     assert elapsed < 1.0, f"the bot took {elapsed:.3f} s to sit down"
-    assert seated["player"] == {"id": seated["player"]["id"], "name": "alphabeta-c4-L3", "bot": True}
+    assert (seated["player"]["name"], seated["player"]["bot"]) == (BotSpec.of("connect4", 3).name, True)
     first = await alice.expect(type_="moved", match_id=state["match_id"], ply=0, timeout=10)
     assert first["seat"] == 0 and first["engine"]["depth"] >= 1 and first["engine"]["pv"][0] == first["move"]
 
@@ -171,7 +172,7 @@ async def test_a_person_alone_in_a_public_lobby_gets_a_bot_after_the_wait(
     waited = time.monotonic() - started
 
     assert 0.6 <= waited < 3.0
-    assert seated["player"]["name"] == "alphabeta-ttt-L2" and seated["player"]["bot"]
+    assert seated["player"]["name"] == BotSpec.of("tictactoe", 2).name and seated["player"]["bot"]
     assert not [m for m in await alice.settle(0.8) if m.get("match_id") == private["match_id"]]
 
 
@@ -198,11 +199,16 @@ async def test_a_full_fleet_says_so_and_seats_the_waiting_lobby_when_a_game_ends
     listing = await api(arena, "/api/bots")
     assert listing["fleets"] == [{"fleet": fleet.config.fleet_id, "max_games": 1, "playing": 1, "full": True}]
     assert not any(bot["available"] for bot in listing["games"]["connect4"])
+    note = (await alice.expect(type_="bot.status", match_id=second["match_id"], timeout=5))["bot_status"]
+    assert note["state"] == "queued" and fleet.config.fleet_id in note["reason"]
+    lobby = await alice.request("lobby.subscribe")
+    entry = next(entry for entry in lobby["matches"] if entry["match_id"] == second["match_id"])
+    assert entry["bot_status"] == note, "the waiting request's lobby entry says it is queued"
     assert not [m for m in await alice.settle(0.5) if m.get("match_id") == second["match_id"]]
 
     await alice.request("resign", match_id=first["match_id"])
     seated = await alice.expect(type_="seated", match_id=second["match_id"], seat=1, timeout=5)
-    assert seated["player"]["name"] == "alphabeta-c4-L2"
+    assert seated["player"]["name"] == BotSpec.of("connect4", 2).name
 
 
 async def test_api_bots_lists_what_a_running_fleet_offers(arena: Server, start_fleet: StartFleet) -> None:
@@ -215,12 +221,12 @@ async def test_api_bots_lists_what_a_running_fleet_offers(arena: Server, start_f
     listing = await api(arena, "/api/bots")
     assert sorted(listing["games"]) == ["connect4", "othello"]
     assert [(bot["level"], bot["player"], bot["available"]) for bot in listing["games"]["connect4"]] == [
-        (1, "alphabeta-c4-L1", True),
-        (2, "alphabeta-c4-L2", True),
+        (1, BotSpec.of("connect4", 1).name, True),
+        (2, BotSpec.of("connect4", 2).name, True),
     ]
     othello = listing["games"]["othello"]
     assert [(bot["level"], bot["style"], bot["player"]) for bot in othello] == [
-        (3, "expectimax", "expectimax-oth-L3")
+        (3, level("othello", 3).style, BotSpec.of("othello", 3).name)
     ]
     assert othello[0]["name"] and othello[0]["description"]
     await fleet.close()
@@ -276,11 +282,11 @@ async def test_a_busy_bot_spreads_its_games_over_connections_yet_stays_one_playe
 async def test_a_worker_killed_mid_search_is_replaced_and_the_game_finishes(
     arena: Server, pool: WatchedPool, start_fleet: StartFleet
 ) -> None:
-    await start_fleet(server=arena, levels=parse_levels("connect4:5"))
+    await start_fleet(server=arena, levels=parse_levels("connect4:8"))
     replacements = pool.replacements
     async with BotPlayer(arena.ws_url, BotSpec.of("connect4", 1), pool, backoff=FAST_BACKOFF) as host:
-        # The fleet's level-5 bot moves first; its first search takes well over 50 ms.
-        match_id = await host.create("connect4", seat=1, bot=wire.BotRequest(level=5))
+        # The fleet's top-level bot moves first; on a 10-second clock its first search takes about 180 ms.
+        match_id = await host.create("connect4", seat=1, time_control="0:10+0", bot=wire.BotRequest(level=8))
         await wait_for(lambda: pool.in_flight > 0, 10, "a search")
         await asyncio.sleep(0.03)
         workers = multiprocessing.active_children()
@@ -371,10 +377,10 @@ async def test_a_fleet_finds_lobbies_over_mqtt_and_seats_bots_on_a_server_it_was
     state = await alice.request("match.create", game="connect4", seat=0, bot={"level": 3})
     seated = await alice.expect(type_="seated", match_id=state["match_id"], seat=1, timeout=10)
 
-    assert seated["player"]["name"] == "alphabeta-c4-L3"
+    assert seated["player"]["name"] == BotSpec.of("connect4", 3).name
     assert server.ws_url in [url for url, _ in fleet.players]
     # The fleet's offer reached the server through the broker too.
     await wait_for(lambda: fleet.config.fleet_id in server.bot_catalog.offers, 10, "the offer over MQTT")
     listing = await api(server, "/api/bots")
-    assert any(bot["player"] == "alphabeta-c4-L3" for bot in listing["games"]["connect4"])
+    assert any(bot["player"] == BotSpec.of("connect4", 3).name for bot in listing["games"]["connect4"])
     await alice.request("resign", match_id=state["match_id"])

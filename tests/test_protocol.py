@@ -30,6 +30,7 @@ def test_every_request_type_decodes_from_its_minimal_form() -> None:
         "match.create": {"game": "connect4"},
         "move": {"match_id": "m", "ply": 0, "move": "4"},
         "chat": {"match_id": "m", "text": "hi"},
+        "bot.status": {"match_id": "m", "state": "queued", "reason": "fleet full"},
         "lobby.subscribe": {},
         "lobby.unsubscribe": {},
     }

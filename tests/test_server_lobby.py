@@ -52,6 +52,71 @@ async def test_lobby_subscribers_see_public_matches_open_fill_and_end(
     assert not [m for m in await watcher.settle(0.2) if m["type"].startswith("lobby.")]
 
 
+async def test_a_bot_status_note_shows_on_the_lobby_entry_and_to_the_match_creator(
+    arena: Server, connect: Connect
+) -> None:
+    watcher = await connect(arena)
+    await watcher.hello("Watcher")
+    alice = await connect(arena)
+    await alice.hello("Alice")
+    fleet = await connect(arena)
+    await fleet.hello("fleet-f1", bot=True)
+    await watcher.request("lobby.subscribe")
+    match_id = (await alice.request("match.create", game="connect4", seat=0, bot={"level": 3}))["match_id"]
+    assert (await watcher.expect(type_="lobby.update"))["entry"]["bot_status"] is None
+
+    reason = "  all 8 games of fleet f1 are busy; you are first in line "
+    reply = await fleet.request("bot.status", match_id=match_id, state="queued", reason=reason)
+    assert reply["type"] == "ok"
+    note = {"state": "queued", "reason": reason.strip(), "by": "fleet-f1"}
+    assert (await watcher.expect(type_="lobby.update"))["entry"]["bot_status"] == note
+    assert (await alice.expect(type_="bot.status", match_id=match_id))["bot_status"] == note
+    assert (await watcher.request("lobby.subscribe"))["matches"][0]["bot_status"] == note
+    await watcher.request("match.watch", match_id=match_id)
+    assert (await watcher.expect(type_="bot.status", match_id=match_id))["bot_status"] == note
+
+    later = {"state": "coming", "reason": "seating a level 3 bot", "by": "fleet-f1"}
+    await fleet.request("bot.status", match_id=match_id, state="coming", reason=later["reason"])
+    updated = await watcher.expect(type_="lobby.update")
+    assert updated["entry"]["bot_status"] == later, "the latest note wins"
+    await fleet.request("match.join", match_id=match_id)
+    live = await watcher.expect(type_="lobby.update", where=lambda m: m["entry"]["status"] == "live")
+    assert live["entry"]["bot_status"] is None, "a started match waits for no bot"
+
+
+async def test_bot_status_notes_are_refused_unless_valid_and_for_an_open_bot_request(
+    arena: Server, connect: Connect
+) -> None:
+    alice = await connect(arena)
+    await alice.hello("Alice")
+    fleet = await connect(arena)
+    await fleet.hello("fleet-f1", bot=True)
+    asking = (await alice.request("match.create", game="connect4", seat=0, bot={"level": 3}))["match_id"]
+    people = (await alice.request("match.create", game="connect4", seat=0))["match_id"]
+    started = (await alice.request("match.create", game="tictactoe", seat=0, bot={"level": 1}))["match_id"]
+    await fleet.request("match.join", match_id=started)
+
+    def note(match_id: str, state: str = "queued", reason: str = "busy") -> dict[str, Any]:
+        return {"match_id": match_id, "state": state, "reason": reason}
+
+    refusals = [
+        (note(asking, state="maybe"), "bad_field"),
+        (note(asking, reason=""), "bad_field"),
+        (note(asking, reason="   "), "bad_field"),
+        (note(asking, reason="x" * 201), "bad_field"),
+        (note(asking, reason="ring\x07"), "bad_field"),
+        (note("no-such-match"), "not_found"),
+        (note(people), "not_allowed"),
+        (note(started), "not_allowed"),
+    ]
+    for request, code in refusals:
+        error = await fleet.request("bot.status", **request)
+        assert (error["type"], error["code"]) == ("error", code), (request, error)
+    assert arena.lobby.entries[asking].bot_status is None, "a refused note changes nothing"
+    stranger = await connect(arena)
+    assert (await stranger.request("bot.status", **note(asking)))["code"] == "hello_required"
+
+
 @pytest.fixture(scope="module")
 def mqtt_instances(mqtt_url: str) -> Iterator[list[str]]:
     """Instances started in this module; their retained status messages are cleared from the broker after."""
@@ -116,7 +181,10 @@ async def test_lobby_entries_and_match_events_arrive_over_mqtt(
     entry = payload(await next_message(mqtt, topic))
     assert entry["match_id"] == match_id and entry["status"] == "open"
     assert entry["host"] == instance and entry["url"] == server.ws_url
-    assert entry["bot"] == {"level": 5, "style": "sharp"}
+    assert entry["bot"] == {"level": 5, "style": "sharp"} and entry["bot_status"] is None
+    await bob.request("bot.status", match_id=match_id, state="unavailable", reason="no sharp bots here")
+    noted = payload(await next_message(mqtt, topic))
+    assert noted["bot_status"] == {"state": "unavailable", "reason": "no sharp bots here", "by": "Bob"}
 
     await mqtt.subscribe(f"plyarena/v1/match/{match_id}", qos=0)
     await bob.request("match.join", match_id=match_id)

@@ -148,6 +148,9 @@ export function mount(container, app) {
         { class: "meta" },
         `${entry.time_control === "untimed" ? "untimed" : entry.time_control} · ${entry.status}${waiting}`,
       ),
+      entry.status === "open" && entry.bot_status
+        ? h("span", { class: "meta bot-status" }, entry.bot_status.reason)
+        : null,
       h("span", { class: "entry-actions" }, buttons),
     );
   }

@@ -35,6 +35,7 @@ export function mount(container, app, [matchId]) {
   let buffered = [];
   let sending = null;
   let following = null;
+  let botStatus = null; // the latest note on this match's bot request (a full fleet says it is queued)
 
   replaceChildren(container, h("p", { class: "loading" }, "Loading the match…"));
 
@@ -86,6 +87,9 @@ export function mount(container, app, [matchId]) {
         model.state.clocksAt = performance.now();
       }
       settlePendingMove();
+      render();
+    } else if (message.type === "bot.status") {
+      botStatus = message.bot_status;
       render();
     } else if (typeof message.seq === "number" && message.type !== "error") {
       onEvent(message);
@@ -258,6 +262,7 @@ export function mount(container, app, [matchId]) {
       title: h("h1", { class: "match-title" }),
       banner: h("div", { class: "banner", role: "status", "aria-live": "polite", hidden: true }),
       status: h("p", { class: "turn-status", role: "status", "aria-live": "polite" }),
+      botStatus: h("p", { class: "bot-status muted", role: "status", "aria-live": "polite", hidden: true }),
       error: h("p", { class: "move-error", role: "alert" }),
       controls: h("div", { class: "controls", role: "group", "aria-label": "Match actions" }),
       share: h("div", { class: "share" }),
@@ -279,6 +284,7 @@ export function mount(container, app, [matchId]) {
           h("div", { class: "board-holder" }, board.element),
           ui.bottom.element,
           ui.status,
+          ui.botStatus,
           ui.error,
         ),
         h(
@@ -357,6 +363,8 @@ export function mount(container, app, [matchId]) {
     }
     const labels = names();
     ui.status.textContent = turnText(model, { names: labels, sides: ui.sides, sending });
+    ui.botStatus.hidden = !(botStatus && state.status === "open");
+    ui.botStatus.textContent = ui.botStatus.hidden ? "" : botStatus.reason;
     showResult(ui.banner, model, labels);
     renderControls();
     replaceChildren(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -19,9 +19,25 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from bots.benchmark import PONS_DIR, EngineReport, Plan, render_markdown, report_tables, run_engine_benchmark
+from bots.benchmark import (
+    PONS_DIR,
+    EngineReport,
+    Plan,
+    TextTable,
+    render_markdown,
+    report_tables,
+    run_engine_benchmark,
+)
+from bots.loadgen import report as server_report
+from bots.loadgen.run import MODES as SERVER_MODES
+from bots.loadgen.run import ServerBenchPlan, run_server_benchmark
 from plyarena.bench_bots import BotsPlan, run_bots_benchmark
 from plyarena.bench_bots import render_markdown as render_bots_markdown
+from plyarena.bench_fuzz import FuzzerMissingError, FuzzPlan, run_fuzz_benchmark
+from plyarena.bench_fuzz import code_rows as fuzz_code_rows
+from plyarena.bench_fuzz import kind_rows as fuzz_kind_rows
+from plyarena.bench_fuzz import render_markdown as render_fuzz_markdown
+from plyarena.bench_fuzz import summary_lines as fuzz_summary
 
 HELP = "measure a part of Ply Arena (engine: search and solver) and write docs/benchmarks.md"
 DEFAULT_OUTPUT = Path("docs/benchmarks.md")
@@ -59,6 +75,15 @@ def write_section(path: Path, mode: str, markdown: str) -> None:
         text = text.rstrip("\n") + "\n\n" + section
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
+
+
+def read_section(path: Path, mode: str) -> str | None:
+    """``mode``'s section of the benchmarks file as it is now, or ``None``."""
+    start, end = f"<!-- plyarena bench {mode}: start -->", f"<!-- plyarena bench {mode}: end -->"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if start not in text or end not in text:
+        return None
+    return text.split(start, 1)[1].split(end, 1)[0]
 
 
 class RichTracker:
@@ -103,20 +128,24 @@ def _run_engine(args: argparse.Namespace) -> int:
 
 def _show(console: Console, report: EngineReport) -> None:
     """The report as rich tables."""
-    for text_table in report_tables(report):
+    _print_tables(console, report_tables(report), report.notes)
+
+
+def _print_tables(console: Console, tables: list[TextTable], notes: Sequence[str]) -> None:
+    for text_table in tables:
         table = Table(*text_table.header, title=text_table.title)
         for row in text_table.rows:
             table.add_row(*row)
         console.print(table)
-    for note in report.notes:
+    for note in notes:
         console.print(f"[yellow]{note}[/yellow]")
 
 
 def _configure_bots(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help="a small run that checks the command works")
-    parser.add_argument("--games", type=int, help="games played at once (default 8; --quick: 2)")
+    parser.add_argument("--games", type=int, help="games played at once (default 6; --quick: 2)")
     parser.add_argument("--game", help="the game the bots play (default connect4)")
-    parser.add_argument("--level", type=int, help="the level of both bots (default 5; --quick: 3)")
+    parser.add_argument("--level", type=int, help="the level of both bots (default 6; --quick: 3)")
     parser.add_argument(
         "--output",
         type=Path,
@@ -128,7 +157,8 @@ def _run_bots(args: argparse.Namespace) -> int:
     plan = BotsPlan.quick() if args.quick else BotsPlan()
     changes = {"games": args.games, "game": args.game, "level": args.level}
     plan = replace(plan, **{name: value for name, value in changes.items() if value is not None})
-    command = "plyarena bench bots" + (" --quick" if args.quick else "")
+    chosen = [f" --{name} {value}" for name, value in changes.items() if value is not None]
+    command = "plyarena bench bots" + (" --quick" if args.quick else "") + "".join(chosen)
     console = Console()
     logging.getLogger("bots").setLevel(logging.ERROR)  # "fleet full" is the point here, not news
     workers = " and ".join(map(str, plan.worker_counts))
@@ -143,6 +173,163 @@ def _run_bots(args: argparse.Namespace) -> int:
     return 0
 
 
+def _configure_server(parser: argparse.ArgumentParser) -> None:
+    defaults = ServerBenchPlan()
+    parser.add_argument(
+        "--clients",
+        type=int,
+        default=defaults.clients,
+        metavar="N",
+        help=f"connections held, each saying hello (default {defaults.clients:,})",
+    )
+    parser.add_argument(
+        "--matches",
+        type=int,
+        default=defaults.matches,
+        metavar="M",
+        help=f"matches played at once, two clients each (default {defaults.matches:,})",
+    )
+    parser.add_argument(
+        "--duration",
+        type=float,
+        default=defaults.duration_s,
+        metavar="S",
+        help=f"measured seconds of each window, after a warm-up (default {defaults.duration_s:g})",
+    )
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="database of the server under test (default: SQLite in a scratch directory)",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=SERVER_MODES,
+        default=defaults.mode,
+        help="scripted clients playing random legal moves, or level-1 bots (default scripted)",
+    )
+    parser.add_argument(
+        "--rate",
+        type=float,
+        metavar="MOVES_PER_S",
+        help="moves per second asked in the paced window (default: one per match per second)",
+    )
+    parser.add_argument("--game", default=defaults.game, help=f"the game played (default {defaults.game})")
+    parser.add_argument(
+        "--time-control",
+        default=defaults.time_control,
+        help=f"of every match (default {defaults.time_control})",
+    )
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=defaults.processes,
+        metavar="P",
+        help=f"load-generator processes (default {defaults.processes})",
+    )
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=DEFAULT_OUTPUT,
+        help=f"benchmarks file whose server section gets this run (default {DEFAULT_OUTPUT})",
+    )
+    parser.add_argument("--no-output", action="store_true", help="print the figures only")  # fmt: skip
+
+
+def _run_server(args: argparse.Namespace) -> int:
+    console = Console()
+    try:
+        plan = ServerBenchPlan(
+            clients=args.clients, matches=args.matches, duration_s=args.duration, mode=args.mode,
+            db_url=args.db, game=args.game, time_control=args.time_control, rate=args.rate,
+            processes=args.processes,
+        )  # fmt: skip
+    except ValueError as error:
+        console.print(f"[red]plyarena bench server: {error}[/red]")
+        return 2
+    command = _server_command(args)
+    with console.status("starting the load generators") as status:
+        report = asyncio.run(run_server_benchmark(plan, command, lambda text: status.update(text)))
+    _print_tables(console, server_report.report_tables(report), report.notes)
+    if not args.no_output:
+        previous = read_section(args.output, "server")
+        write_section(args.output, "server", server_report.render_markdown(report, previous))
+        console.print(f"wrote the server section of {args.output}")
+    return 0
+
+
+def _server_command(args: argparse.Namespace) -> str:
+    """The command line of this run, as recorded with its figures (the database URL's password hidden)."""
+    parts = ["plyarena bench server", f"--clients {args.clients}", f"--matches {args.matches}",
+             f"--duration {args.duration:g}", f"--mode {args.mode}"]  # fmt: skip
+    if args.db:
+        parts.append(f"--db {_without_password(args.db)}")
+    if args.rate is not None:
+        parts.append(f"--rate {args.rate:g}")
+    defaults = ServerBenchPlan()
+    for flag, value, default in (
+        ("--game", args.game, defaults.game),
+        ("--time-control", args.time_control, defaults.time_control),
+        ("--processes", args.processes, defaults.processes),
+    ):
+        if value != default:
+            parts.append(f"{flag} {value}")
+    return " ".join(parts)
+
+
+def _without_password(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    credentials, at, host = rest.rpartition("@")
+    if not at or ":" not in credentials:
+        return url
+    return f"{scheme}{sep}{credentials.split(':', 1)[0]}:***@{host}"
+
+
+def _configure_fuzz(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--quick", action="store_true", help="a small run that checks the command works")
+    parser.add_argument("--messages", type=int, help="bad messages to send (default 100,000; --quick: 2,000)")
+    parser.add_argument("--players", type=int, help="fuzzed players sending at once (default 8)")
+    parser.add_argument("--db", metavar="URL", help="the server's database (default: SQLite, scratch)")
+    parser.add_argument(
+        "--output",
+        type=Path,
+        help=f"benchmarks file to update (default {DEFAULT_OUTPUT}; with --quick: none)",
+    )
+
+
+def _run_fuzz(args: argparse.Namespace) -> int:
+    plan = FuzzPlan.quick() if args.quick else FuzzPlan()
+    changes = {"messages": args.messages, "players": args.players}
+    plan = replace(plan, **{name: value for name, value in changes.items() if value is not None})
+    command = " ".join(
+        ["plyarena bench fuzz", *(["--quick"] if args.quick else []),
+         *([f"--messages {args.messages}"] if args.messages is not None else [])]
+    )  # fmt: skip
+    console = Console()
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    try:
+        with Progress(*columns, console=console) as progress:
+            task = progress.add_task("fuzzing", total=plan.messages)
+            report = asyncio.run(run_fuzz_benchmark(plan, args.db, lambda: progress.advance(task)))
+    except FuzzerMissingError as error:
+        console.print(f"[red]plyarena bench: {error}[/red]")
+        return 2
+    for line in fuzz_summary(plan, report):
+        console.print(line)
+    for title, column, rows in (("Answers by error code", "code", fuzz_code_rows(report)),
+                                ("Messages by kind", "kind", fuzz_kind_rows(report))):  # fmt: skip
+        table = Table(column, "count", title=title)
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+    for problem in report.wrong + report.game_problems:
+        console.print(f"[red]{problem}[/red]")
+    output = args.output if args.output is not None else (None if args.quick else DEFAULT_OUTPUT)
+    if output is not None:
+        write_section(output, "fuzz", render_fuzz_markdown(plan, report, command))
+        console.print(f"wrote the fuzz section of {output}")
+    return 0 if report.ok else 1
+
+
 MODES: dict[str, Mode] = {
     "engine": Mode(
         "search speed per game, Connect Four solving on Pons' sets, minimax vs alpha-beta, easyAI alongside",
@@ -154,5 +341,16 @@ MODES: dict[str, Mode] = {
         _configure_bots,
         _run_bots,
     ),
+    "server": Mode(
+        "connections, live matches, durable moves/s and round trips of one server process, "
+        "against a raw websockets echo",
+        _configure_server,
+        _run_server,
+    ),
+    "fuzz": Mode(
+        "100,000 malformed and out-of-place messages to a live server: answers by error code, no crash",
+        _configure_fuzz,
+        _run_fuzz,
+    ),
 }
-"""Every benchmark mode by name; ``bots`` and ``server`` join as their parts land."""
+"""Every benchmark mode by name."""

@@ -10,7 +10,7 @@ import signal
 
 from server.app import running_server
 from server.config import DEFAULT_HOST, DEFAULT_PORT, ServerConfig, new_instance_id
-from server.limits import raise_open_files_limit
+from server.limits import raise_open_files_limit, tune_garbage_collector
 from server.storage.engine import DEFAULT_DATABASE_URL
 
 HELP = "serve the WebSocket protocol, the HTTP API and the browser client on one port"
@@ -81,6 +81,7 @@ async def serve_until_stopped(config: ServerConfig, banner: str = "Ply Arena is 
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(signum, stop.set)
     async with running_server(config) as server:
+        tune_garbage_collector()  # (for this process's lifetime; see server/limits.py)
         print(banner.format(url=f"{server.http_url}/"), flush=True)
         print(f"  WebSocket endpoint {server.ws_url} (instance {server.config.instance_id})", flush=True)
         await stop.wait()

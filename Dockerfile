@@ -1,0 +1,33 @@
+# Ply Arena in one image: `plyarena serve` by default, `plyarena bots` for a bot fleet (see docker-compose.yml).
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+# The project lives in /app and is installed in place (editable): the server finds its Alembic migrations
+# (migrations/, with alembic.ini for the alembic command) and the browser client (clients/web/) next to
+# its own package, as in a checkout.
+WORKDIR /app
+COPY pyproject.toml README.md alembic.ini ./
+COPY migrations/ migrations/
+COPY games/ games/
+COPY bots/ bots/
+COPY server/ server/
+COPY plyarena/ plyarena/
+COPY clients/ clients/
+RUN pip install -e . \
+    && useradd --system --create-home --home-dir /home/arena arena \
+    && mkdir /data && chown arena /data
+
+# Run as a plain user, in /data: an SQLite database (the default without --db) lands in that volume.
+USER arena
+WORKDIR /data
+VOLUME ["/data"]
+EXPOSE 8765
+
+# No HEALTHCHECK here: the image also runs bot fleets; docker-compose.yml checks the server's /healthz.
+
+ENTRYPOINT ["plyarena"]
+CMD ["serve", "--host", "0.0.0.0", "--port", "8765"]

@@ -1,0 +1,18 @@
+"""Load generation for ``plyarena bench server``: many WebSocket clients in processes of their own.
+
+The server under test runs as its own process (``plyarena serve``) and the load
+comes from a few worker processes, each with its own event loop and thousands
+of connections, so the clients never share the server's CPU time slices or its
+event loop. Everything here reaches the server only over the wire, as any
+client would: WebSocket frames, and ``/metrics`` over HTTP.
+
+- :mod:`bots.loadgen.commands`: what the parent tells the workers and what they answer.
+- :mod:`bots.loadgen.recording`: the measurement windows, pacing, and round-trip samples.
+- :mod:`bots.loadgen.scripted`: pairs of scripted players that play random legal moves.
+- :mod:`bots.loadgen.bot_pairs`: pairs of real level-1 bots (:class:`bots.client.BotPlayer`).
+- :mod:`bots.loadgen.echo`: the raw websockets echo server and its clients, the baseline.
+- :mod:`bots.loadgen.worker`: one load-generator process.
+- :mod:`bots.loadgen.driver`: the parent's handle on the workers.
+- :mod:`bots.loadgen.target`: the processes under test, their ``/metrics``, memory and CPU time.
+- :mod:`bots.loadgen.run`: one whole benchmark run; :mod:`bots.loadgen.report`: its figures.
+"""
