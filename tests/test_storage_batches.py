@@ -1,12 +1,8 @@
-"""Group commit applies a batch kind by kind: a handful of statements, however many writes it holds.
-
-On SQLite the whole batch, commit included, runs in one worker thread (one trip through the event loop).
-"""
+"""Group commit applies a batch kind by kind: a handful of statements, however many writes it holds."""
 
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -19,22 +15,19 @@ __all__ = ["database_url", "postgres_store_url", "store"]  # fixtures shared wit
 
 
 @contextmanager
-def counted_statements(target: Store) -> Iterator[list[tuple[str, int]]]:
-    """Every statement the store sends to the database meanwhile (an executemany counts once), with the
-    thread that sent it."""
-    statements: list[tuple[str, int]] = []
+def counted_statements(target: Store) -> Iterator[list[str]]:
+    """Every statement the store sends to the database meanwhile (an executemany counts once)."""
+    statements: list[str] = []
 
     def count(_conn: object, _cursor: object, statement: str, *_args: object) -> None:
-        statements.append((statement.split(None, 1)[0].upper(), threading.get_ident()))
+        statements.append(statement.split(None, 1)[0].upper())
 
-    engines = [target._engine.sync_engine, *([target._thread_engine] if target._thread_engine else [])]
-    for engine in engines:
-        event.listen(engine, "before_cursor_execute", count)
+    engine = target._engine.sync_engine
+    event.listen(engine, "before_cursor_execute", count)
     try:
         yield statements
     finally:
-        for engine in engines:
-            event.remove(engine, "before_cursor_execute", count)
+        event.remove(engine, "before_cursor_execute", count)
 
 
 async def test_a_batch_of_every_kind_of_write_takes_one_statement_per_kind(store: Store) -> None:
@@ -55,13 +48,10 @@ async def test_a_batch_of_every_kind_of_write_takes_one_statement_per_kind(store
         )
 
     assert store.stats.transactions - before == 1
-    writes = [kind for kind, _thread in statements if kind in ("INSERT", "UPDATE")]
+    writes = [kind for kind in statements if kind in ("INSERT", "UPDATE")]
     updates_one_by_one = 0 if store._engine.dialect.supports_sane_multi_rowcount else 1
     # player, last seen, match, seat, start, move, result; results one by one where rows cannot be counted
     assert len(writes) == 7 + updates_one_by_one, statements
-    threads = {thread for _kind, thread in statements}
-    if store.backend == "sqlite":  # all of it in one worker thread, not on the event loop's
-        assert len(threads) == 1 and threading.get_ident() not in threads
     m1, m2 = await store.get_match("m1"), await store.get_match("m2")
     assert m1 is not None and m2 is not None
     assert (m1.status, m1.winner, m1.started_at, [m.ply for m in m1.moves]) == ("finished", 1, at(1), [0, 1])

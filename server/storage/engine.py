@@ -11,9 +11,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import sqlalchemy
 from sqlalchemy import event
-from sqlalchemy.engine import URL, Engine, make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
@@ -72,25 +71,6 @@ def create_engine(url: str, *, pooled: bool = True) -> AsyncEngine:
     if pooled:
         options |= {"pool_size": 10, "max_overflow": 20, "pool_pre_ping": True}
     return create_async_engine(parsed, **options)
-
-
-def sqlite_writer_engine(engine: AsyncEngine) -> Engine | None:
-    """A synchronous engine on the same SQLite file as ``engine``, for the store's writer thread.
-
-    The store applies each batch of writes through it in one hop to a worker thread, where
-    through ``engine`` every statement (and the commit) is its own trip through the event loop.
-    ``None`` for PostgreSQL, and for an in-memory database, which another connection would not see.
-    """
-    url = engine.url
-    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
-        return None
-    writer = sqlalchemy.create_engine(
-        url.set(drivername="sqlite"),
-        hide_parameters=True,
-        connect_args={"check_same_thread": False},  # the worker thread may differ from batch to batch
-    )
-    event.listen(writer, "connect", _configure_sqlite_connection)
-    return writer
 
 
 def _configure_sqlite_connection(dbapi_connection: Any, _record: object) -> None:

@@ -12,11 +12,13 @@ holds its write: a move is acknowledged only once it is durable.
 A batch costs a handful of statements however many writes it holds: its
 writes are applied kind by kind (new players, matches, seats, starts, moves,
 results), each kind as one multi-row statement, in that order, which is the
-order in which any one match's writes are queued. Few trips through the event
-loop matter more than few rows: each statement awaited on the loop waits for
-its next turn, and a busy loop turns slowly. So on SQLite a whole batch, commit
-included, runs in a worker thread on a synchronous connection to the same file
-(one trip); on PostgreSQL each statement is one network round trip.
+order in which any one match's writes are queued. Few statements matter more
+than few rows: each statement is a round trip through the event loop (to the
+SQLite thread, or to PostgreSQL), so a busy loop would stretch a batch of a
+hundred statements over a hundred of its turns. (Running a whole SQLite batch on
+a synchronous connection in a worker thread would save even those few trips, but
+measured worse under load: the thread's Python work holds the GIL that the event
+loop needs back after every socket call, and the loop stalled for seconds.)
 
 If a batch fails, its writes are retried one at a time, each in its own
 transaction, so only the faulty one fails (say, a duplicate ply) and the others
@@ -56,13 +58,12 @@ from datetime import UTC, datetime
 from typing import Any, Self
 
 from sqlalchemy import Select, bindparam, insert, or_, select, text, tuple_, update
-from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, async_sessionmaker
 from sqlalchemy.orm import selectinload
 from sqlalchemy.sql.dml import Insert, Update
 
-from server.storage.engine import create_engine, sqlite_writer_engine
+from server.storage.engine import create_engine
 from server.storage.errors import (
     ConflictError,
     DatabaseUnavailableError,
@@ -150,8 +151,6 @@ class Store:
         if max_batch < 1:
             raise ValueError(f"max_batch must be at least 1, not {max_batch}")
         self._engine = engine
-        self._thread_engine = sqlite_writer_engine(engine)
-        """SQLite's: batches commit through it in a worker thread; ``None``: through ``engine``."""
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
         self._max_batch = max_batch
         self._queue: deque[_Write] = deque()
@@ -180,8 +179,6 @@ class Store:
         try:
             await self._writer
         finally:
-            if self._thread_engine is not None:
-                self._thread_engine.dispose()
             await self._engine.dispose()
 
     async def __aenter__(self) -> Self:
@@ -487,24 +484,19 @@ class Store:
     async def _commit(self, batch: list[_Write]) -> None:
         loop = asyncio.get_running_loop()
         started = loop.time()
-        thread_engine = self._thread_engine
         try:
-            if thread_engine is not None:
-                await asyncio.to_thread(_commit_in_thread, thread_engine, batch)
-            else:
-                async with self._engine.begin() as connection:
-                    if len(batch) == 1:
-                        await batch[0].apply(connection)
-                    else:
-                        await _apply_batch(connection, batch)
+            async with self._engine.begin() as connection:
+                if len(batch) == 1:
+                    await batch[0].apply(connection)
+                else:
+                    await _apply_batch(connection, batch)
         except Exception as error:
-            if len(batch) == 1 and thread_engine is None:
+            if len(batch) == 1:
                 self._fail(batch[0], error)
-                return
-            if len(batch) > 1:
+            else:
                 log.info("a batch of %d writes failed (%s); retrying one by one", len(batch), _reason(error))
                 self.stats.split_batches += 1
-            await self._commit_one_by_one(batch)  # each with its own, precise error
+                await self._commit_one_by_one(batch)
             return
         self._succeed(batch, started, loop.time())
 
@@ -560,44 +552,29 @@ class _BatchMismatch(Exception):
     """An update of a batch changed fewer rows than it names: some write of it fails on its own."""
 
 
-def _statements(batch: list[_Write]) -> list[tuple[Insert | Update, list[dict[str, Any]]]]:
-    """The rows of every write of ``batch``, by statement, in :data:`_BATCH_STATEMENTS` order."""
-    rows: list[list[dict[str, Any]]] = [[] for _ in _BATCH_STATEMENTS]
-    for write in batch:
-        for part in write.parts:
-            rows[part.kind].append(part.params)
-    return [(statement, params) for statement, params in zip(_BATCH_STATEMENTS, rows, strict=True) if params]
-
-
-def _check_changed(statement: Insert | Update, params: list[dict[str, Any]], rowcount: int) -> None:
-    if isinstance(statement, Update) and rowcount != len(params):
-        raise _BatchMismatch(f"{statement.table.name}: {rowcount} of {len(params)} rows changed")
-
-
 async def _apply_batch(connection: AsyncConnection, batch: list[_Write]) -> None:
     """Apply every write of ``batch``: one statement per kind of row, in :data:`_BATCH_STATEMENTS` order.
 
     Raises if any write would fail (a duplicate, a missing row, a match in the wrong status), and the
     writer then retries the writes one by one to tell which.
     """
+    rows: list[list[dict[str, Any]]] = [[] for _ in _BATCH_STATEMENTS]
+    for write in batch:
+        for part in write.parts:
+            rows[part.kind].append(part.params)
     exact_rowcount = connection.dialect.supports_sane_multi_rowcount
-    for statement, params in _statements(batch):
-        if isinstance(statement, Insert) or exact_rowcount:
-            _check_changed(statement, params, (await connection.execute(statement, params)).rowcount)
+    for statement, params in zip(_BATCH_STATEMENTS, rows, strict=True):
+        if not params:
+            continue
+        if isinstance(statement, Insert):
+            await connection.execute(statement, params)
+        elif exact_rowcount or len(params) == 1:
+            if (await connection.execute(statement, params)).rowcount != len(params):
+                raise _BatchMismatch(f"{statement.table.name}: fewer than {len(params)} rows changed")
         else:  # PostgreSQL's drivers cannot count the rows of a multi-row update: one at a time
             for one in params:
-                _check_changed(statement, [one], (await connection.execute(statement, one)).rowcount)
-
-
-def _commit_in_thread(engine: Engine, batch: list[_Write]) -> None:
-    """:func:`_apply_batch` and the commit, on a synchronous SQLite connection (in a worker thread)."""
-    with engine.begin() as connection:
-        _apply_batch_now(connection, batch)
-
-
-def _apply_batch_now(connection: Connection, batch: list[_Write]) -> None:
-    for statement, params in _statements(batch):
-        _check_changed(statement, params, connection.execute(statement, params).rowcount)
+                if (await connection.execute(statement, one)).rowcount != 1:
+                    raise _BatchMismatch(f"{statement.table.name}: no row changed for {one['p_id']!r}")
 
 
 def _finish_part(match_id: str, finish: MatchFinish) -> _Part:
