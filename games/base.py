@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import product
 from typing import Protocol, TypeAlias
 
 Move: TypeAlias = Hashable
@@ -126,6 +127,32 @@ class Game:
             last = positions[-1]
             positions.append(last.play(last.parse_move(text)))
         return positions
+
+
+def _byte_cells() -> dict[tuple[int, int], str]:
+    """Every row of eight cells, keyed by the two bytes that hold it."""
+    table = {}
+    for marks in product(".xo", repeat=8):
+        first = sum(1 << bit for bit, mark in enumerate(marks) if mark == "x")
+        second = sum(1 << bit for bit, mark in enumerate(marks) if mark == "o")
+        table[first, second] = "".join(marks)
+    return table
+
+
+_BYTE_CELLS = _byte_cells()
+
+
+def cells(first: int, second: int, count: int) -> str:
+    """``count`` cells of a :meth:`Position.grid` row from two disjoint bitboards, bit 0 first.
+
+    ``x`` where ``first`` has the bit, ``o`` where ``second`` has it, ``.``
+    elsewhere. Every move sends the board to the players, so bitboard games
+    build their rows a byte at a time from a table instead of a cell at a time.
+    """
+    text = []
+    for shift in range(0, count, 8):
+        text.append(_BYTE_CELLS[first >> shift & 0xFF, second >> shift & 0xFF])
+    return "".join(text)[:count]
 
 
 def perft(position: Position, depth: int) -> int:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import pairwise, product
 
 from games.base import Game, IllegalMoveError, Outcome
 
@@ -64,6 +64,22 @@ def squares_of(board: int) -> list[int]:
 def _coordinates(index: int) -> tuple[int, int]:
     row, offset = divmod(index, 4)
     return row, 2 * offset + (1 - row % 2)
+
+
+def _row_table(starts_light: bool) -> dict[tuple[int, int, int, int], str]:
+    """Every row of :meth:`Checkers.grid`, keyed by its four squares' bits in each kind of piece."""
+    table = {}
+    for pieces in product(".xoXO", repeat=4):
+        bits = tuple(
+            sum(1 << square for square, piece in enumerate(pieces) if piece == kind) for kind in "xoXO"
+        )
+        squares = " ".join(pieces)
+        table[bits] = f" {squares}" if starts_light else f"{squares} "
+    return table
+
+
+_ROWS = (_row_table(starts_light=True), _row_table(starts_light=False))
+"""Square 1's row, and every second row after it, starts with a light square."""
 
 
 def _index_at(row: int, column: int) -> int | None:
@@ -481,15 +497,17 @@ class Checkers:
 
     def grid(self) -> tuple[str, ...]:
         """Eight rows of eight cells, square 1's row first (Black's men ``x`` start at the top)."""
-        symbols: dict[int, str] = {}
-        for seat, (man, king) in enumerate((("x", "X"), ("o", "O"))):
-            symbols.update(dict.fromkeys(squares_of(self.men[seat]), man))
-            symbols.update(dict.fromkeys(squares_of(self.kings[seat]), king))
-        rows = [[" "] * 8 for _ in range(8)]
-        for index in range(32):
-            row, column = _coordinates(index)
-            rows[row][column] = symbols.get(index + 1, ".")
-        return tuple("".join(row) for row in rows)
+        black_men, white_men = self.men
+        black_kings, white_kings = self.kings
+        return tuple(
+            _ROWS[row % 2][
+                black_men >> shift & 0xF,
+                white_men >> shift & 0xF,
+                black_kings >> shift & 0xF,
+                white_kings >> shift & 0xF,
+            ]
+            for row, shift in enumerate(range(0, 32, 4))
+        )
 
     def __str__(self) -> str:
         """The board as seen from White's side: Black ``b`` (kings ``B``) on top, White ``w`` (``W``)."""

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from games.base import Game, IllegalMoveError, Outcome
+from games.base import Game, IllegalMoveError, Outcome, cells
 
 WIDTH = 7
 HEIGHT = 6
@@ -49,6 +49,9 @@ TOP_CELLS = tuple(1 << (HEIGHT - 1) + column * COLUMN_BITS for column in range(W
 """The top cell of each column: a column is full when its top cell is taken."""
 CENTRE_FIRST = (3, 2, 4, 1, 5, 0, 6)
 """Columns from the centre outwards: central stones take part in the most lines."""
+
+_COLUMN_CELLS = (1 << HEIGHT) - 1
+_COLUMN_SHIFTS = tuple(column * COLUMN_BITS for column in range(WIDTH))
 
 # Bit distance between neighbouring cells along each line direction.
 _VERTICAL, _HORIZONTAL, _DIAGONAL_UP, _DIAGONAL_DOWN = 1, COLUMN_BITS, COLUMN_BITS + 1, COLUMN_BITS - 1
@@ -252,13 +255,13 @@ class ConnectFour:
         return column_name(move)
 
     def grid(self) -> tuple[str, ...]:
-        red = self.stones(0)
-
-        def mark(column: int, row: int) -> str:
-            cell = 1 << column * COLUMN_BITS + row
-            return "." if not self.mask & cell else "x" if red & cell else "o"
-
-        return tuple("".join(mark(column, row) for column in range(WIDTH)) for row in reversed(range(HEIGHT)))
+        red, yellow = self.stones(0), self.stones(1)
+        # Each column bottom-up from the bitboards, then read across, top row first.
+        columns = [
+            cells(red >> shift & _COLUMN_CELLS, yellow >> shift & _COLUMN_CELLS, HEIGHT)[::-1]
+            for shift in _COLUMN_SHIFTS
+        ]
+        return tuple(map("".join, zip(*columns, strict=True)))
 
     def __str__(self) -> str:
         """The board, top row first: ``R`` Red, ``Y`` Yellow, ``.`` empty."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from games.base import Game, IllegalMoveError, Outcome
+from games.base import Game, IllegalMoveError, Outcome, cells
 
 SIZE = 8
 PASS = 64
@@ -259,10 +259,8 @@ class Othello:
         return MOVE_NAMES[move]
 
     def grid(self) -> tuple[str, ...]:
-        def cell(square: int) -> str:
-            return "x" if self.discs[0] >> square & 1 else "o" if self.discs[1] >> square & 1 else "."
-
-        return tuple("".join(cell(SIZE * row + column) for column in range(SIZE)) for row in range(SIZE))
+        black, white = self.discs
+        return tuple(cells(black >> shift, white >> shift, SIZE) for shift in range(0, SIZE * SIZE, SIZE))
 
     def __str__(self) -> str:
         """The board with coordinates, ``B`` for Black and ``W`` for White."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from games.base import Game, IllegalMoveError, Outcome
+from games.base import Game, IllegalMoveError, Outcome, cells
 
 SIZE = 3
 FULL = (1 << 9) - 1
@@ -91,10 +91,8 @@ class TicTacToe:
         return CELL_NAMES[move]
 
     def grid(self) -> tuple[str, ...]:
-        def mark(cell: int) -> str:
-            return "x" if self.stones[0] >> cell & 1 else "o" if self.stones[1] >> cell & 1 else "."
-
-        return tuple("".join(mark(3 * row + column) for column in range(3)) for row in range(3))
+        first, second = self.stones
+        return tuple(cells(first >> shift, second >> shift, 3) for shift in (0, 3, 6))
 
     def __str__(self) -> str:
         """The board with the sides' own marks (O moves first)."""
