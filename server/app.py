@@ -32,17 +32,18 @@ from server.bot_catalog import BotCatalog
 from server.bus import EventBus, bus_from_url
 from server.clock import TimeControl, describe
 from server.config import ServerConfig
-from server.connection import Connection, TokenBucket
+from server.connection import Connection, FramedServerConnection, TokenBucket
 from server.errors import ErrorCode, ProtocolError
 from server.http import HttpFront
 from server.live import Intent, MatchHost, new_id, player_info, storage_failure
 from server.lobby import TOPIC_ROOT, Lobby
-from server.match import Match, clean_text
+from server.match import Match
 from server.metrics import Metrics, measure_loop_lag
 from server.outbox import Outbox
 from server.protocol import Request, UndecodableRequest
 from server.storage import StorageError, Store
 from server.storage.engine import database_url
+from server.text import clean_name, clean_text
 
 log = logging.getLogger(__name__)
 
@@ -134,6 +135,7 @@ class Server:
             origins=None,
             server_header="Ply Arena",
             logger=websockets_log,
+            create_connection=FramedServerConnection,
             start_serving=False,
         )
         if self.config.port == 0:
@@ -187,6 +189,7 @@ class Server:
     # ----------------------------------------------------------------- connections
 
     async def _serve_connection(self, websocket: ServerConnection) -> None:
+        assert isinstance(websocket, FramedServerConnection)
         connection = Connection(
             websocket,
             TokenBucket(self.config.rate_per_s, self.config.rate_burst),
@@ -196,8 +199,8 @@ class Server:
         self.metrics.connections_total += 1
         try:
             while True:
-                frame = await websocket.recv(decode=False)
-                await self._receive(connection, frame)
+                frame, binary = await websocket.recv_frame()
+                await self._receive(connection, frame, binary)
         except ConnectionClosed:
             pass
         finally:
@@ -205,7 +208,7 @@ class Server:
             self.lobby.subscribers.discard(connection)
             await self.host.disconnected(connection)
 
-    async def _receive(self, connection: Connection, frame: bytes) -> None:
+    async def _receive(self, connection: Connection, frame: bytes, binary: bool) -> None:
         self.metrics.requests_total += 1
         if not connection.bucket.take(self.now()):
             self._refuse(
@@ -216,7 +219,7 @@ class Server:
             )
             return
         try:
-            request = protocol.decode_request(frame, self.config.max_message_bytes)
+            request = protocol.decode_request(frame, self.config.max_message_bytes, binary=binary)
         except UndecodableRequest as error:
             self._refuse(connection, error.code, error.message, error.request_id)
             return
@@ -258,7 +261,7 @@ class Server:
             if player is None:
                 raise ProtocolError(ErrorCode.BAD_TOKEN, "that token belongs to no player here")
         elif request.name is not None:
-            name = clean_text(request.name, "name", protocol.MAX_NAME_LENGTH)
+            name = clean_name(request.name, protocol.MAX_NAME_LENGTH)
             token = secrets.token_urlsafe(32)
             player = await self.store.create_player(name, hash_token(token), is_bot=request.bot)
         else:
@@ -331,7 +334,8 @@ class Server:
         """Every request that a seated player makes within a match."""
         assert connection.player_id is not None
         live = await self.host.get(request.match_id)
-        await self.host.act(live, _intent(request, connection.player_id), connection, request.id)
+        resend = (request.ply, request.move) if isinstance(request, protocol.PlayMove) else None
+        await self.host.act(live, _intent(request, connection.player_id), connection, request.id, resend)
 
 
 def _intent(request: Request, player_id: str) -> Intent:

@@ -42,6 +42,8 @@ class ErrorCode(StrEnum):
     """A well-formed request that is not allowed now (e.g. abort after both sides moved)."""
     FRAME_TOO_LARGE = "frame_too_large"
     """The frame exceeds the message size limit."""
+    BINARY_FRAME = "binary_frame"
+    """The request came in a binary frame: requests are JSON text, in text frames."""
     RATE_LIMITED = "rate_limited"
     """The connection sends faster than its rate limit; the request was dropped."""
     UNAVAILABLE = "unavailable"

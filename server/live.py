@@ -5,11 +5,17 @@ For each match, one lock orders everything: take the match's next
 adopt the new state, log its events and push them to the followers and the bus.
 A failed commit leaves the match exactly as it was. Timers turn flag falls and
 expired grace periods into steps of their own.
+
+A commit can also fail in a way that stored it all the same (the database
+committed, then the connection dropped before it said so). A move whose commit
+failed leaves its match unsure of that ply; before anything else happens in the
+match, the store is asked, and a move it holds is played as it was stored.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -20,6 +26,7 @@ import msgspec
 
 from games import GAMES, Game
 from server import storage
+from server.clock import Clock
 from server.config import ServerConfig
 from server.connection import Connection, push_to
 from server.errors import ErrorCode, ProtocolError
@@ -43,6 +50,8 @@ from server.outbox import Outbox
 from server.protocol import (
     BotStatus,
     BotStatusNote,
+    Ended,
+    EngineInfo,
     LobbyEntry,
     MatchCatchup,
     MatchEvent,
@@ -57,6 +66,8 @@ from server.storage import MatchFinish, MatchRecord, MoveRecord, SeatRecord, Sto
 log = logging.getLogger(__name__)
 
 Intent = Callable[[Match, float], Step]
+Resend = tuple[int, str]
+"""A move request's ply and move text: what a resend of a move must repeat."""
 TICK_RETRY_S = 1.0
 
 
@@ -96,6 +107,8 @@ class LiveMatch:
     expiry: asyncio.TimerHandle | None = None
     bot_status: BotStatus | None = None
     """The latest note on the match's bot request: advisory, so kept in memory only."""
+    unsure_ply: int | None = None
+    """The ply of a move whose commit failed: the store may hold it all the same (its answer was lost)."""
 
     @property
     def id(self) -> str:
@@ -309,23 +322,91 @@ class MatchHost:
             self._show_in_lobby(live)
 
     async def act(
-        self, live: LiveMatch, intent: Intent, requester: Connection, request_id: RequestId
+        self,
+        live: LiveMatch,
+        intent: Intent,
+        requester: Connection,
+        request_id: RequestId,
+        resend: Resend | None = None,
     ) -> Step:
-        """Apply a player's intent; the requester gets the first event as the reply, with ``request_id``."""
+        """Apply a player's intent; the requester gets the first event as the reply, with ``request_id``.
+
+        ``resend`` is a move's ply and text: if it repeats a move whose commit answer was lost, and which
+        is found stored now, the reply is that move's ``moved``, the answer the first request never got.
+        """
         async with live.lock:
+            answered = await self._settle_unsure_move(live, requester, request_id, resend)
+            if answered is not None:
+                return answered
             await self._tick(live)
             step = intent(live.match, self.now())
             if step.duplicate:
                 requester.send(self._state(live, requester, request_id))
-            else:
+                return step
+            try:
                 await self._apply(live, step, requester, request_id)
+            except ProtocolError as error:
+                if error.code != ErrorCode.UNAVAILABLE and live.unsure_ply is not None:
+                    # The store holds a move this match has not played: play it now, then refuse.
+                    with contextlib.suppress(ProtocolError):
+                        await self._settle_unsure_move(live)
+                raise
             return step
 
     # ----------------------------------------------------------------- the commit path
 
     async def _tick(self, live: LiveMatch) -> None:
-        """Let time decide first (a flag that fell, a grace that ran out) so intents see the truth."""
+        """Let the store and time decide first (a move stored although its commit failed, a flag that
+        fell, a grace that ran out) so intents see the truth."""
+        await self._settle_unsure_move(live)
         await self._apply(live, live.match.tick(self.now()))
+
+    async def _settle_unsure_move(
+        self,
+        live: LiveMatch,
+        requester: Connection | None = None,
+        request_id: RequestId = None,
+        resend: Resend | None = None,
+    ) -> Step | None:
+        """After a move's commit failed, ask the store whether it holds the move; if so, play it.
+
+        The move is played as stored (its think time and clocks), and everyone following hears of it:
+        acknowledged to the store, it must be acknowledged to the players, or the match could never
+        pass that ply (every other move for it is refused as a duplicate). Returns the step when
+        ``resend`` (from ``requester``) repeats that very move and the step's event answered it.
+        Raises ``unavailable`` (and stays unsure) when the store cannot say.
+        """
+        ply = live.unsure_ply
+        if ply is None:
+            return None
+        try:
+            record = await self.store.get_match(live.id)
+        except StorageError as error:
+            raise storage_failure(error) from error
+        live.unsure_ply = None
+        stored = next((move for move in record.moves if move.ply == ply), None) if record else None
+        if stored is None or ply != live.match.ply:
+            return None  # the failed commit stored nothing
+        try:
+            step = _replay_stored_move(live.match, stored, self.now())
+        except ProtocolError as error:
+            log.error("match %s: the stored move %d %r cannot be played: %s", live.id, ply, stored.notation,
+                      error.message)  # fmt: skip
+            return None
+        player = live.match.seats[stored.seat]
+        answers = (
+            requester is not None
+            and resend is not None
+            and player is not None
+            and requester.player_id == player.id
+            and resend[0] == ply
+            and resend[1].strip().lower() == stored.notation.lower()
+        )
+        if answers:
+            await self._apply(live, step, requester, request_id)
+            return step
+        await self._apply(live, step)
+        return None
 
     async def _apply(
         self,
@@ -383,9 +464,12 @@ class MatchHost:
             try:
                 await self.store.append_move(move, _finish(effect.finish, at))
             except storage.DuplicateMoveError as error:
+                live.unsure_ply = effect.ply  # a move is stored for this ply: which one decides
                 if not await self._stored_by_a_lost_commit(move):
                     raise storage_failure(error) from error
+                live.unsure_ply = None  # this very move: it counts as committed
             except StorageError as error:
+                live.unsure_ply = effect.ply  # the commit may have gone through all the same
                 raise storage_failure(error) from error
         elif isinstance(effect, SaveFinish):
             finish = _finish(effect.finish, at)
@@ -412,9 +496,10 @@ class MatchHost:
             await self._store(self.store.create_match(record))
 
     async def _stored_by_a_lost_commit(self, move: MoveRecord) -> bool:
-        """Whether ``move`` is already stored, exactly: a commit can go through although its answer is
-        lost (the database went away during COMMIT), so the move was refused ``unavailable`` and the
-        player sent it again. Refusing the retry as stale would leave the match stuck at that ply."""
+        """Whether ``move`` is already stored, exactly: a batch can commit although its answer is lost
+        (the database went away during COMMIT), and the store, retrying its writes one by one, then
+        finds this one stored. (A move refused ``unavailable`` and sent again never gets here: the
+        match is settled with the store first, see :meth:`_settle_unsure_move`.)"""
         record = await self.store.get_match(move.match_id)
         stored = next((m for m in record.moves if m.ply == move.ply), None) if record else None
         return stored is not None and (stored.seat, stored.notation) == (move.seat, move.notation)
@@ -547,6 +632,45 @@ class MatchHost:
                     handle.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def _replay_stored_move(match: Match, stored: MoveRecord, now: float) -> Step:
+    """The move ``stored`` at ``match``'s ply, played as it was stored: with its think time and the clocks
+    stored with it (the time since is nobody's), and nothing left to commit. Raises
+    :class:`ProtocolError` if the rules refuse it here."""
+    player = match.seats[stored.seat]
+    if player is None:
+        raise ProtocolError(ErrorCode.NOT_A_PLAYER, f"seat {stored.seat} of match {match.id} is empty")
+    engine = (
+        None
+        if stored.engine is None
+        else EngineInfo(
+            score=stored.engine.score,
+            depth=stored.engine.depth,
+            nodes=stored.engine.nodes,
+            pv=list(stored.engine.pv),
+        )
+    )
+    # Played without a clock, so that time that passed since the commit cannot flag the mover.
+    unclocked = msgspec.structs.replace(match, clock=None)
+    step = unclocked.move(player.id, stored.ply, stored.notation, engine, now)
+    after, clocks = step.match, None
+    if match.clock is not None:
+        remaining = stored.clocks_ms or match.clock.remaining(now)
+        clock = Clock(match.clock.control, remaining)
+        after = msgspec.structs.replace(
+            after, clock=clock if after.is_over else clock.start(after.position.turn, now)
+        )
+        clocks = list(remaining)
+    events = tuple(
+        msgspec.structs.replace(event, clocks_ms=clocks, think_ms=stored.think_ms)
+        if isinstance(event, Moved)
+        else msgspec.structs.replace(event, clocks_ms=clocks)
+        if isinstance(event, Ended)
+        else event
+        for event in step.events
+    )
+    return Step(after, events)
 
 
 def _finish(finish: Finish | None, at: datetime) -> MatchFinish | None:

@@ -11,7 +11,6 @@ its events, so a refused request or a failed commit changes nothing.
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,9 +25,9 @@ from server.clock import Clock, TimeControl
 from server.errors import ErrorCode, ProtocolError
 from server.protocol import EngineInfo, MatchEvent, MatchOptions, PlayerInfo
 from server.storage.records import MatchRecord
+from server.text import clean_text
 
 OPEN, LIVE, FINISHED, ABORTED = "open", "live", "finished", "aborted"
-_CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 # --------------------------------------------------------------------------- effects to commit
@@ -97,18 +96,6 @@ class Step:
 def legal_notation(position: Position) -> list[str]:
     """The legal moves of ``position`` in notation, so clients need no rules of their own."""
     return [position.format_move(move) for move in position.legal_moves()]
-
-
-def clean_text(text: str, what: str, max_length: int) -> str:
-    """``text`` stripped, refusing control characters and blank or over-long text (names, chat)."""
-    cleaned = text.strip()
-    if not cleaned:
-        raise ProtocolError(ErrorCode.BAD_FIELD, f"{what} is blank")
-    if len(cleaned) > max_length:
-        raise ProtocolError(ErrorCode.BAD_FIELD, f"{what} is longer than {max_length} characters")
-    if _CONTROL_CHARACTERS.search(cleaned):
-        raise ProtocolError(ErrorCode.BAD_FIELD, f"{what} contains control characters")
-    return cleaned
 
 
 class Match(msgspec.Struct, frozen=True):

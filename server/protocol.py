@@ -463,12 +463,16 @@ _request_decoders = {tag: msgspec.json.Decoder(cls) for tag, cls in REQUEST_TYPE
 _encoder = msgspec.json.Encoder()
 
 
-def decode_request(frame: bytes | str, max_bytes: int) -> Request:
-    """The request in ``frame``; raises :class:`UndecodableRequest` saying what is wrong."""
+def decode_request(frame: bytes | str, max_bytes: int, *, binary: bool = False) -> Request:
+    """The request in ``frame`` (which came in a binary WebSocket frame if ``binary``); raises
+    :class:`UndecodableRequest` saying what is wrong."""
     data = frame.encode() if isinstance(frame, str) else frame
     if len(data) > max_bytes:
         message = f"a frame of {len(data)} bytes is over the limit of {max_bytes}"
         raise UndecodableRequest(ErrorCode.FRAME_TOO_LARGE, message, peek_request_id(data, len(data)))
+    if binary:
+        message = "requests are JSON text in text frames: a binary frame is not read"
+        raise UndecodableRequest(ErrorCode.BINARY_FRAME, message, peek_request_id(data, len(data)))
     if not data.lstrip()[:1] == b"{":
         raise UndecodableRequest(ErrorCode.BAD_JSON, "a request must be a JSON object", None)
     try:

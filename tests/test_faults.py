@@ -438,3 +438,84 @@ async def test_a_move_whose_commit_answer_was_lost_is_acknowledged_when_sent_aga
     record = await arena.store.get_match(match_id)
     assert record is not None and [move.notation for move in record.moves] == ["b2", "a1", "c3"]
     assert lost == [0]
+
+
+async def test_a_different_move_after_a_lost_commit_answer_is_refused_and_the_match_goes_on(
+    arena: Server, connect: Connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database commits Alice's b2, then the answer is lost and she is told ``unavailable``; she
+    sends a1 for the same ply instead. b2 is what was stored, so b2 is what was played: everyone is
+    told so, a1 is refused, and the match goes on (it used to refuse every move until a restart)."""
+    alice, bob = await connect(arena), await connect(arena)
+    await alice.hello("Alice")
+    await bob.hello("Bob")
+    match_id = (await open_match(alice, bob, "tictactoe", time_control="5+0"))["match_id"]
+    append_move = Store.append_move
+    lost: list[int] = []
+
+    async def commit_then_lose_the_answer(store: Store, move: Any, finish: Any = None) -> None:
+        await append_move(store, move, finish)
+        if not lost:
+            lost.append(move.ply)
+            raise DatabaseUnavailableError("connection lost during COMMIT")
+
+    monkeypatch.setattr(Store, "append_move", commit_then_lose_the_answer)
+    refused = await alice.request("move", match_id=match_id, ply=0, move="b2")
+    assert refused["code"] == "unavailable"
+    instead = await alice.request("move", match_id=match_id, ply=0, move="a1")
+    assert (instead["type"], instead["code"]) == ("error", "not_your_turn"), instead
+    # Both players learn what was stored, in sequence, with the clocks stored with it.
+    stored = await arena.store.get_match(match_id)
+    assert stored is not None and [move.notation for move in stored.moves] == ["b2"]
+    for client in (alice, bob):
+        moved = await client.expect(type_="moved", match_id=match_id, ply=0)
+        assert (moved["move"], moved["seat"]) == ("b2", 0), moved
+        assert moved["clocks_ms"] == list(stored.moves[0].clocks_ms or ()), moved
+        assert moved["think_ms"] == stored.moves[0].think_ms
+    await play_moves("tictactoe", (alice, bob), match_id, ["a1", "c3"], played=("b2",))
+    for client in (alice, bob):
+        state = await client.request("match.watch", match_id=match_id)
+        assert state["moves"] == ["b2", "a1", "c3"] and state["turn"] == 1, state
+        seqs = [
+            message["seq"]
+            for message in client.received
+            if message.get("match_id") == match_id
+            and "seq" in message
+            and message["type"] not in ("match.state", "match.catchup")
+        ]
+        assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), f"a gap or a repeat: {seqs}"
+    record = await arena.store.get_match(match_id)
+    assert record is not None and [move.notation for move in record.moves] == ["b2", "a1", "c3"]
+    assert lost == [0]
+
+
+async def test_a_player_who_resumes_after_a_lost_commit_answer_catches_up_on_the_stored_move(
+    arena: Server, connect: Connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Told ``unavailable`` for a move that was stored all the same, Alice drops and comes back: the
+    catch-up she asks for holds the move, so she never sends another for that ply."""
+    alice, bob = await connect(arena), await connect(arena)
+    await alice.hello("Alice")
+    await bob.hello("Bob")
+    joined = await open_match(alice, bob, "connect4")
+    match_id, log_id, seq = joined["match_id"], joined["log"], joined["seq"]
+    append_move = Store.append_move
+
+    async def commit_then_lose_the_answer(store: Store, move: Any, finish: Any = None) -> None:
+        await append_move(store, move, finish)
+        monkeypatch.setattr(Store, "append_move", append_move)
+        raise DatabaseUnavailableError("connection lost during COMMIT")
+
+    monkeypatch.setattr(Store, "append_move", commit_then_lose_the_answer)
+    assert (await alice.request("move", match_id=match_id, ply=0, move="4"))["code"] == "unavailable"
+    await alice.close()
+    alice_again = await connect(arena)
+    await alice_again.hello(token=alice.token)
+    catchup = await alice_again.request("match.watch", match_id=match_id, log=log_id, since=seq)
+    assert catchup["type"] == "match.catchup", catchup
+    moved = [event for event in catchup["events"] if event["type"] == "moved"]
+    assert [(event["ply"], event["move"]) for event in moved] == [(0, "4")], catchup
+    assert (await bob.expect(type_="moved", match_id=match_id, ply=0))["move"] == "4"
+    await play_moves("connect4", (alice_again, bob), match_id, ["4", "3"], played=("4",))
+    record = await arena.store.get_match(match_id)
+    assert record is not None and [move.notation for move in record.moves] == ["4", "4", "3"]

@@ -93,6 +93,17 @@ def test_a_frame_over_the_limit_is_refused_before_decoding_yet_keeps_its_id() ->
     assert (error.code, error.request_id) == (ErrorCode.FRAME_TOO_LARGE, 9)
 
 
+def test_a_binary_frame_is_refused_unread_yet_keeps_its_id_and_the_size_limit_comes_first() -> None:
+    frame = json.dumps({"type": "lobby.subscribe", "id": 3}).encode()
+    with pytest.raises(UndecodableRequest) as error:
+        decode_request(frame, LIMIT, binary=True)
+    assert (error.value.code, error.value.request_id) == (ErrorCode.BINARY_FRAME, 3)
+    assert isinstance(decode_request(frame, LIMIT), protocol.LobbySubscribe)  # the same, as text
+    with pytest.raises(UndecodableRequest) as error:
+        decode_request(b"\x00\xff" * LIMIT, LIMIT, binary=True)
+    assert (error.value.code, error.value.request_id) == (ErrorCode.FRAME_TOO_LARGE, None)
+
+
 def test_server_messages_leave_out_an_absent_id_but_errors_always_carry_one() -> None:
     moved = protocol.Moved(
         match_id="m", seq=1, ply=0, seat=0, move="4", think_ms=5, clocks_ms=None, board=[], legal=[]

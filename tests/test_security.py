@@ -222,6 +222,31 @@ async def test_rate_and_frame_limits_are_per_connection_and_configurable(
     assert (await bystander.expect(id=2))["code"] == "bad_field"  # 491 bytes: read, and refused for "x"
 
 
+async def test_binary_frames_are_refused_unread_and_count_against_the_rate_limit(
+    start_server: StartServer, connect: Connect
+) -> None:
+    arena = await start_server(rate_per_s=1.0, rate_burst=8)
+    stranger = await connect(arena)
+    await stranger.send(b'{"type": "hello", "id": "b1", "name": "Binary"}')
+    error = await stranger.expect(id="b1")
+    assert (error["type"], error["code"]) == ("error", "binary_frame") and error["message"], error
+    # The binary hello was not read: the connection is still nobody, and open.
+    assert await refused(stranger, "lobby.subscribe") == "hello_required"
+    # A binary message in fragments, then a text one: each is told apart, in order.
+    await stranger.websocket.send([b'{"type": "hello", ', b'"id": "b2", ', b'"name": "Binary"}'])
+    await stranger.send('{"type": "lobby.subscribe", "id": "t2"}')
+    assert (await stranger.expect(id="b2"))["code"] == "binary_frame"
+    assert (await stranger.expect(id="t2"))["code"] == "hello_required"
+    await stranger.hello("Binary")  # 5 of the burst of 8 are spent
+    for index in range(6):
+        await stranger.send(f'{{"type": "lobby.subscribe", "id": "f{index}"}}'.encode())
+    codes = [(await stranger.expect(id=f"f{index}"))["code"] for index in range(6)]
+    refused_binary = codes.count("binary_frame")
+    assert refused_binary in (3, 4), codes  # the last 3 of the burst, and one more if a second passed
+    assert codes == ["binary_frame"] * refused_binary + ["rate_limited"] * (6 - refused_binary), codes
+    assert not [message for message in stranger.take_unread() if message["type"] == "lobby.snapshot"]
+
+
 # --------------------------------------------------------------------------- text
 
 
@@ -232,6 +257,8 @@ async def test_rate_and_frame_limits_are_per_connection_and_configurable(
         ("  Alice  ", "Alice"),
         ("Zoë 🎲 中文", "Zoë 🎲 中文"),
         (SQL_NAME, SQL_NAME),
+        ("E\u0301lodie", "\u00c9lodie"),  # one spelling: NFC, so it looks and compares the same
+        ("\u05d3\u05e0\u05d4 Dana", "\u05d3\u05e0\u05d4 Dana"),  # right-to-left letters are letters
     ],
 )
 async def test_names_are_stripped_and_kept_as_given(
@@ -257,6 +284,43 @@ async def test_names_too_long_or_with_control_characters_are_refused(
     assert await refused(client, "hello", name=name) == "bad_field"
 
 
+@pytest.mark.parametrize(
+    ("name", "culprit"),
+    [
+        ("Alice\u202eecilA", "U+202E"),  # right-to-left override: what follows shows reversed
+        ("\u2067Bob", "U+2067"),  # right-to-left isolate
+        ("Mallory\u202c", "U+202C"),  # pop directional formatting
+        ("Al\u200bice", "U+200B"),  # zero-width space: a second "Alice" that is not Alice
+        ("Ali\u200dce", "U+200D"),  # zero-width joiner
+        ("\u200eAlice", "U+200E"),  # left-to-right mark
+        ("Alice\u200f", "U+200F"),  # right-to-left mark
+        ("A\u061clice", "U+061C"),  # Arabic letter mark
+        ("Ali\u2060ce", "U+2060"),  # word joiner
+        ("\ufeffAlice", "U+FEFF"),  # byte order mark
+        ("\u200b", "U+200B"),  # a name that shows nothing at all
+        ("\u3164", "U+3164"),  # a Hangul filler: a "letter" that shows nothing
+        ("tag\U000e0041", "U+E0041"),  # a tag character (format)
+        ("private\ue000", "U+E000"),  # private use: shows as whatever a font makes of it
+        ("unassigned\u0378", "U+0378"),  # no character at all (yet)
+    ],
+)
+async def test_names_with_invisible_or_direction_changing_characters_are_refused(
+    arena: Server, connect: Connect, database: AsyncEngine, name: str, culprit: str
+) -> None:
+    client = await connect(arena)
+    players = await _player_count(database)
+    reply = await client.request("hello", name=name)
+    assert (reply["type"], reply["code"]) == ("error", "bad_field"), reply
+    assert culprit in reply["message"], "the error names the character, so the player can find it"
+    assert await _player_count(database) == players, "a refused name stores no player"
+    assert (await client.hello("Alice"))["player"]["name"] == "Alice", "the connection stays usable"
+
+
+async def _player_count(database: AsyncEngine) -> int:
+    async with database.connect() as connection:
+        return int(await connection.scalar(text("SELECT count(*) FROM players")) or 0)
+
+
 async def test_chat_is_validated_capped_and_echoed_verbatim(
     arena: Server, connect: Connect, database: AsyncEngine
 ) -> None:
@@ -264,7 +328,32 @@ async def test_chat_is_validated_capped_and_echoed_verbatim(
     match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
     for line in ("c" * 201, "two\nlines", "bell\x07", "nul\x00", "  ", "a\u2029b"):
         assert await refused(alice, "chat", match_id=match_id, text=line) == "bad_field", repr(line)
-    for line, shown in (("c" * 200, "c" * 200), ("  padded  ", "padded"), (SQL_CHAT, SQL_CHAT)):
+    # Bidi embeddings, overrides and isolates turn the direction of everything after them: refused,
+    # terminated or not. So is a line of nothing but invisible characters.
+    for line in (
+        "gg\u202e",
+        "\u202dgg",
+        "\u202agg\u202c",
+        "\u2066gg\u2069",
+        "gg\u2067",
+        "\u2068",
+        "\u200b\ufeff",
+    ):
+        error = await alice.request("chat", match_id=match_id, text=line)
+        assert (error["type"], error["code"]) == ("error", "bad_field"), (repr(line), error)
+    # The format characters of real writing stay, as sent: an emoji family (zero-width joiners), Persian
+    # (a zero-width non-joiner), Hebrew after a right-to-left mark.
+    writing = (
+        "\U0001f468\u200d\U0001f469\u200d\U0001f467",
+        "\u0645\u06cc\u200c\u062e\u0648\u0627\u0645",
+        "\u200f\u05e9\u05dc\u05d5\u05dd",
+    )
+    for line, shown in (
+        ("c" * 200, "c" * 200),
+        ("  padded  ", "padded"),
+        (SQL_CHAT, SQL_CHAT),
+        *((kept, kept) for kept in writing),
+    ):
         said = await alice.request("chat", match_id=match_id, text=line)
         heard = await bob.expect(type_="chat", seq=said["seq"])
         assert said["text"] == heard["text"] == shown

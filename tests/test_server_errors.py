@@ -74,7 +74,7 @@ async def scene(arena: Server, connect: Connect, arena_db_url: str) -> AsyncIter
 
 
 async def assert_refused(
-    scene: Scene, client: ArenaClient, request: dict[str, Any] | str, code: ErrorCode
+    scene: Scene, client: ArenaClient, request: dict[str, Any] | str | bytes, code: ErrorCode
 ) -> dict[str, Any]:
     """Send ``request``; expect exactly one ``error`` with ``code`` echoing its id, and no stored change."""
     before = await scene.snapshot()
@@ -96,6 +96,8 @@ async def test_every_error_code_is_answered_with_its_code_and_request_id(
     await alice.settle(0.1)
 
     await assert_refused(scene, alice, "{not json", ErrorCode.BAD_JSON)
+    resign = json.dumps({"type": "resign", "match_id": live}).encode()
+    await assert_refused(scene, alice, resign, ErrorCode.BINARY_FRAME)  # bytes go in a binary frame
     await assert_refused(scene, alice, "[1, 2]", ErrorCode.BAD_JSON)
     await assert_refused(scene, alice, {"type": "teleport", "id": "u1"}, ErrorCode.UNKNOWN_TYPE)
     await assert_refused(

@@ -9,15 +9,17 @@ the ``id`` the answer must carry.
 
 Two families of cases:
 
-- *malformed* frames, refused before anyone looks at who sent them: not JSON,
+- *malformed* frames, refused before anyone looks at who sent them: binary
+  frames (whatever they hold: requests are JSON in text frames), not JSON,
   truncated, invalid UTF-8, lone surrogates, nesting thousands deep, oversized,
   unknown types and fields, missing fields, wrongly typed or out-of-range
   values (huge numbers, long text, nulls, nested junk, unicode);
 - well-formed requests that the context refuses: anything before ``hello``,
   forged tokens, a second ``hello``, acting in other players' matches (as a
   spectator or not), unknown matches, stale plies and illegal moves in the
-  player's own match, offers that were never made, blank or control-character
-  chat, unknown games and impossible time controls.
+  player's own match, offers that were never made, names and chat that are blank
+  or hold control or bidi characters (names: invisible ones too), unknown games
+  and impossible time controls.
 
 The generator never makes a request the server should accept: every case must
 be refused, so it can change nothing stored.
@@ -38,8 +40,10 @@ from games import Position, get_game
 from support.fuzz_values import (
     ABSENT,
     BAD_TIME_CONTROLS,
+    BIDI_CONTROLS,
     BLANKS,
     CONTROL_CHARACTERS,
+    INVISIBLE_CHARACTERS,
     MATCH_ACTIONS,
     MATCH_ID,
     MATCH_REQUESTS,
@@ -321,12 +325,14 @@ def forged_token(choices: Choices, arena: Arena) -> FuzzCase:
 
 
 def bad_name(choices: Choices, arena: Arena) -> FuzzCase:
-    """A first ``hello`` whose name is blank or holds a control character, or with no name at all."""
+    """A first ``hello`` whose name is blank or holds a control, bidi or invisible character, or with no
+    name at all."""
     form = choices.integer(0, 2)
     if form == 0:
         name: Json = pick(choices, BLANKS)
     elif form == 1:
-        name = "a" + pick(choices, CONTROL_CHARACTERS) + text(choices, 0, 20).strip()[:20] + "z"
+        refused = CONTROL_CHARACTERS + BIDI_CONTROLS + INVISIBLE_CHARACTERS
+        name = "a" + pick(choices, refused) + text(choices, 0, 20).strip()[:20] + "z"
     else:
         name = pick(choices, (None, ABSENT))
     token = pick(choices, (None, ABSENT))
@@ -429,7 +435,8 @@ def bad_chat(choices: Choices, arena: Arena) -> FuzzCase:
     if chance(choices, 2):
         line = pick(choices, BLANKS)
     else:
-        line = "hi " + pick(choices, CONTROL_CHARACTERS) + " " + text(choices, 0, 150).strip()[:150] + "!"
+        refused = CONTROL_CHARACTERS + BIDI_CONTROLS
+        line = "hi " + pick(choices, refused) + " " + text(choices, 0, 150).strip()[:150] + "!"
     message = request(choices, "chat", match_id=own.match_id, text=line)
     return _case("bad_chat", choices, encode(message, choices), {"bad_field"}, _ids(message), PLAYER)
 
@@ -485,6 +492,11 @@ def fuzz_case(choices: Choices, arena: Arena) -> FuzzCase:
         case = FuzzCase(
             case.kind, case.role, case.frame, case.binary, frozenset({"frame_too_large"}),
             case.reply_ids if case.kind == "oversized" else case.reply_ids | _NOT_READ,
+        )  # fmt: skip
+    elif case.binary:  # requests come in text frames: a binary one is refused unread, whatever it holds
+        case = FuzzCase(
+            case.kind, case.role, case.frame, case.binary, frozenset({"binary_frame"}),
+            case.reply_ids | _NOT_READ,
         )  # fmt: skip
     assert len(case.frame) <= arena.limits.frame_bytes, "a larger frame would close the connection"
     return case

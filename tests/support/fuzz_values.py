@@ -77,6 +77,11 @@ _NASTY_TEXTS = (
 )
 CONTROL_CHARACTERS = "\x00\x01\x07\x08\x1b\x7f\x85\x9f\u2028\u2029"
 """Characters the doc calls control characters, refused inside names and chat."""
+BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+"""Embeddings, overrides and isolates, which turn the direction of the text after them: refused in names
+and chat."""
+INVISIBLE_CHARACTERS = "\u200b\u200c\u200d\u200e\u200f\u061c\u2060\ufeff\u00ad"
+"""Zero-width characters and direction marks (format characters): refused in names, allowed in chat."""
 BLANKS = (" ", "  ", "\t", "\n \n", "\u3000", "\u00a0", " \x1f ")
 """Text that is nothing once stripped of surrounding whitespace."""
 

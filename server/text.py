@@ -1,0 +1,83 @@
+"""What text from players may hold: names and chat lines that show what they say and nothing else.
+
+A name is shown beside every move, seat and lobby entry; a chat line (or a bot
+status note) beside the board. Unicode lets text lie about itself:
+
+- bidirectional embeddings, overrides and isolates (U+202A-U+202E,
+  U+2066-U+2069) turn the direction of everything after them until a
+  terminator that a hostile line leaves out, so a line can reverse what
+  follows it on the page;
+- zero-width and other format characters (U+200B-U+200F, U+2060, U+FEFF,
+  U+061C, ...) are invisible, so two names that look alike differ, or a name
+  looks empty;
+- control characters and line or paragraph separators break lines and logs.
+
+Names are held to the strictest rule, since they stand for a player everywhere:
+normalised to NFC (so one name has one spelling), stripped, and made only of
+characters that are seen, or spaces. Chat keeps the format characters that real
+writing needs (the zero-width joiner of emoji sequences, the non-joiner of
+Persian, the direction marks of Arabic and Hebrew, none of which reaches past
+its neighbours) and refuses the bidi controls that do.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from server.errors import ErrorCode, ProtocolError
+
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""Embeddings, overrides and isolates, with their terminators: each turns the direction of what follows."""
+
+INVISIBLE_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
+"""Hangul fillers: letters by category, blank on screen (the usual trick for a name that shows nothing)."""
+
+_REFUSED_IN_NAMES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+"""Control, format (bidi, zero-width), surrogate, private-use, unassigned, line and paragraph separators."""
+_REFUSED_IN_LINES = frozenset({"Cc", "Cs", "Zl", "Zp"})
+"""Control, surrogate, line and paragraph separators: the bidi controls are refused on top of these."""
+
+
+def clean_name(text: str, max_length: int) -> str:
+    """A player's name as everyone will see it: NFC, stripped, 1 to ``max_length`` characters, each one
+    visible or a space. Raises ``bad_field`` naming the first character that is not."""
+    cleaned = _stripped(unicodedata.normalize("NFC", text), "name", max_length)
+    for character in cleaned:
+        if unicodedata.category(character) in _REFUSED_IN_NAMES or character in INVISIBLE_LETTERS:
+            raise ProtocolError(
+                ErrorCode.BAD_FIELD,
+                f"name contains {_describe(character)}, which does not show: names are visible characters",
+            )
+    return cleaned
+
+
+def clean_text(text: str, what: str, max_length: int) -> str:
+    """A chat line (or a note) as given but stripped: 1 to ``max_length`` characters, something visible
+    among them, no control character, line break or bidi control. Raises ``bad_field`` otherwise."""
+    cleaned = _stripped(text, what, max_length)
+    for character in cleaned:
+        if character in BIDI_CONTROLS:
+            raise ProtocolError(
+                ErrorCode.BAD_FIELD,
+                f"{what} contains {_describe(character)}, which would turn the direction of what follows",
+            )
+        if unicodedata.category(character) in _REFUSED_IN_LINES:
+            raise ProtocolError(ErrorCode.BAD_FIELD, f"{what} contains control characters")
+    if all(character.isspace() or unicodedata.category(character) == "Cf" for character in cleaned):
+        raise ProtocolError(ErrorCode.BAD_FIELD, f"{what} shows nothing: it is only invisible characters")
+    return cleaned
+
+
+def _stripped(text: str, what: str, max_length: int) -> str:
+    cleaned = text.strip()
+    if not cleaned:
+        raise ProtocolError(ErrorCode.BAD_FIELD, f"{what} is blank")
+    if len(cleaned) > max_length:
+        raise ProtocolError(ErrorCode.BAD_FIELD, f"{what} is longer than {max_length} characters")
+    return cleaned
+
+
+def _describe(character: str) -> str:
+    """``U+202E (RIGHT-TO-LEFT OVERRIDE)``: a character that cannot be shown, named so people can find it."""
+    name = unicodedata.name(character, "")
+    return f"U+{ord(character):04X} ({name})" if name else f"U+{ord(character):04X}"
