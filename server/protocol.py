@@ -71,7 +71,10 @@ class BotRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """'I want a bot of this level (and style)': a mark on the lobby entry that bot fleets watch for."""
 
     level: Annotated[int, msgspec.Meta(ge=1, le=99)]
-    style: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_NAME_LENGTH)] | None = None
+    style: Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9_-]*$", max_length=MAX_NAME_LENGTH)] | None = (
+        None
+    )
+    """A search style a fleet offers (``alphabeta``, ``expectimax``): an identifier, not free text."""
 
 
 class BotStatus(msgspec.Struct, frozen=True):

@@ -75,6 +75,16 @@ def test_defaults_of_match_create() -> None:
         ),
         ({"type": "match.create", "id": 5, "game": "c4", "seat": 2}, ErrorCode.BAD_FIELD, 5),
         ({"type": "match.create", "id": 5, "game": "c4", "bot": {"level": 0}}, ErrorCode.BAD_FIELD, 5),
+        (
+            {"type": "match.create", "id": 5, "game": "c4", "bot": {"level": 3, "style": "alpha\u202ebeta"}},
+            ErrorCode.BAD_FIELD,
+            5,
+        ),
+        (
+            {"type": "match.create", "id": 5, "game": "c4", "bot": {"level": 3, "style": "Sharp!"}},
+            ErrorCode.BAD_FIELD,
+            5,
+        ),
         ({"type": "chat", "id": 6, "match_id": "m", "text": "x" * 201}, ErrorCode.BAD_FIELD, 6),
         ({"type": "lobby.subscribe", "id": "i" * 65}, ErrorCode.BAD_FIELD, None),
         ({"type": "lobby.subscribe", "id": True}, ErrorCode.BAD_FIELD, None),
