@@ -322,7 +322,7 @@ def _run_fuzz(args: argparse.Namespace) -> int:
             table.add_row(*row)
         console.print(table)
     for problem in report.wrong + report.game_problems:
-        console.print(f"[red]{problem}[/red]")
+        console.print(problem, style="red", markup=False)  # fuzzed text is full of [brackets]
     output = args.output if args.output is not None else (None if args.quick else DEFAULT_OUTPUT)
     if output is not None:
         write_section(output, "fuzz", render_fuzz_markdown(plan, report, command))

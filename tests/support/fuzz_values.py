@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -178,6 +179,30 @@ class Text(Field):
 
 
 @dataclass(frozen=True)
+class Identifier(Field):
+    """Lower-case ASCII words such as a bot style: a letter, then letters, digits, ``_`` or ``-``."""
+
+    high: int
+    required: bool = False
+
+    def accepts(self, value: Json) -> bool:
+        return isinstance(value, str) and len(value) <= self.high and _IDENTIFIER.fullmatch(value) is not None
+
+    def example(self, choices: Choices) -> Json:
+        return pick(choices, ("alphabeta", "expectimax", "minimax", "x", "deep-2", "e_greedy"))
+
+    def out_of_range(self, choices: Choices) -> Json:
+        if chance(choices, 2):
+            return pick(
+                choices, ("", "Sharp", "9lives", "alpha beta", "alpha\u202ebeta", "-x", "ø", "a" * 33)
+            )
+        return text(choices, 1, self.high)
+
+
+_IDENTIFIER = re.compile(r"[a-z][a-z0-9_-]*")
+
+
+@dataclass(frozen=True)
 class Integer(Field):
     low: int
     high: int
@@ -317,7 +342,7 @@ ENGINE = Record({
 OFFERS_AND_ENDINGS = ("resign", "draw.offer", "draw.accept", "draw.decline", "abort",
                       "rematch.offer", "rematch.accept", "rematch.decline")  # fmt: skip
 """The requests that take just a ``match_id``."""
-BOT = Record({"level": Integer(1, 99, required=True), "style": nullable(Text(1, 32))})
+BOT = Record({"level": Integer(1, 99, required=True), "style": nullable(Identifier(32))})
 SCHEMAS: dict[str, dict[str, Field]] = {
     "hello": {"name": nullable(NAME), "token": nullable(Text(1, 128)), "bot": Boolean()},
     "lobby.subscribe": {},
