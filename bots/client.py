@@ -85,6 +85,8 @@ class MatchSession:
     """``time.monotonic()`` when ``clocks_ms`` arrived: the running clock has ticked since."""
     last_score: int | None = None
     thinking: asyncio.Task[None] | None = None
+    thinking_ply: int = -1
+    """The ply ``thinking`` chooses (and, once chosen, keeps sending) a move for."""
     rematch_ticket: Ticket | None = None
     leave_timer: asyncio.TimerHandle | None = None
 
@@ -348,7 +350,13 @@ class BotPlayer:
         if not session.our_turn:
             return
         if session.thinking is not None and not session.thinking.done():
-            return  # already thinking about this ply; it checks the ply before sending
+            if session.thinking_ply == session.ply:
+                return  # already thinking about this ply
+            # Still resending a move for a ply the game has left (its answer was lost, and the
+            # catch-up shows it played): it would give up at its next look, but nothing would then
+            # start the search for this ply.
+            session.thinking.cancel()
+        session.thinking_ply = session.ply
         name = f"{self.spec.name} {session.match_id} ply {session.ply}"
         session.thinking = asyncio.get_running_loop().create_task(
             self._think_and_move(session, session.ply), name=name

@@ -252,3 +252,41 @@ def test_wire_structs_round_trip_through_msgspec() -> None:
     entry = wire.LobbyEntry("m", "connect4", "open", [None, None], bot=wire.BotRequest(3))
     assert msgspec.json.decode(msgspec.json.encode(entry), type=wire.LobbyEntry) == entry
     assert entry.open_seats == [0, 1]
+
+
+async def test_a_bot_whose_move_answer_was_lost_plays_on_from_the_state_it_catches_up_to(
+    scripted_server: Callable[[Script], Awaitable[str]], pool: SearchPool
+) -> None:
+    """The connection drops before the move's answer; back, the state shows that move played and the
+    opponent's reply: the bot moves at the new ply, though its old resend loop has not yet given up."""
+    connections: list[ServerConnection] = []
+    second_move: dict[str, Any] = {}
+    done = asyncio.Event()
+
+    async def script(connection: ServerConnection) -> None:
+        connections.append(connection)
+        hello = await receive(connection)
+        if len(connections) == 1:
+            await connection.send(welcome(hello))
+            await connection.send(live_state("m1", you=0, moves=[], seq=3))
+            first = await receive(connection)
+            assert (first["type"], first["ply"]) == ("move", 0)
+            await connection.close()  # stored, but the answer never leaves
+            return
+        await connection.send(welcome(hello).replace('"matches": []', '"matches": ["m1"]'))
+        watch = await receive(connection)
+        assert watch["type"] == "match.watch"
+        await connection.send(live_state("m1", you=0, moves=["b2", "a1"], seq=5, id=watch["id"]))
+        while (message := await receive(connection))["type"] != "move":
+            pass
+        second_move.update(message)
+        done.set()
+        await connection.wait_closed()
+
+    url = await scripted_server(script)
+    async with BotPlayer(url, BotSpec.of("tictactoe", 8), pool, backoff=Backoff(initial_s=0.01)) as bot:
+        await asyncio.wait_for(done.wait(), 10)
+        assert bot.link.connections == 2
+
+    assert (second_move["match_id"], second_move["ply"]) == ("m1", 2)
+    assert second_move["move"] not in ("b2", "a1")
