@@ -1,6 +1,6 @@
 """Shared fixtures: real services where the machine has them.
 
-A test that needs PostgreSQL, Mosquitto or Chromium skips, saying why, when the
+A test that needs PostgreSQL, Mosquitto, Chromium or docker-compose skips, saying why, when the
 service is missing; with ``PLYARENA_REQUIRE_SERVICES=1`` (or
 ``PLYARENA_REQUIRE_BROWSER=1`` for Chromium), as CI sets, it fails instead.
 """
@@ -59,3 +59,13 @@ def chromium_path() -> str:
     if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
         _missing("Chromium", f"{CHROMIUM} does not exist (apt-get install chromium)", BROWSER_REQUIRED)
     return CHROMIUM if os.path.exists(CHROMIUM) else str(shutil.which("chromium"))
+
+
+@pytest.fixture(scope="session")
+def docker_compose() -> str:
+    """Path of Debian's docker-compose (v1), which validates a compose file without a Docker engine."""
+    executable = shutil.which("docker-compose")
+    if executable is None:
+        _missing("docker-compose", "not installed (apt-get install docker-compose)", SERVICES_REQUIRED)
+    assert executable is not None
+    return executable

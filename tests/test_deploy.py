@@ -9,7 +9,6 @@ is installed (``apt-get install docker-compose``); CI need not have it.
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -117,12 +116,9 @@ def test_the_image_installs_the_project_beside_its_migrations() -> None:
     assert ("ENTRYPOINT", ['["plyarena"]']) in instructions
 
 
-def test_docker_compose_accepts_the_file() -> None:
-    executable = shutil.which("docker-compose")
-    if executable is None:
-        pytest.skip("Debian's docker-compose is not installed (apt-get install docker-compose)")
+def test_docker_compose_accepts_the_file(docker_compose: str) -> None:
     result = subprocess.run(
-        [executable, "-f", str(COMPOSE), "config", "--quiet"],
+        [docker_compose, "-f", str(COMPOSE), "config", "--quiet"],
         cwd=ROOT,
         capture_output=True,
         text=True,
