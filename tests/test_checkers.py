@@ -311,3 +311,26 @@ def test_fen_round_trips_and_names_bad_input() -> None:
     for bad in ["", "B:W1", "X:W1:B2", "B:W1:B1", "B:W33:B1", "B:W1:B29", "B:W5:W6", "B:W:W6"]:
         with pytest.raises(ValueError, match="bad FEN"):
             Checkers.from_fen(bad)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_the_grid_shows_the_pieces_the_fen_lists(seed: int) -> None:
+    """Every square of the board clients draw, against the FEN: ``x``/``X`` Black, ``o``/``O`` White."""
+    rng = random.Random(seed)
+    game = Checkers()
+    for _ in range(rng.randrange(120)):
+        if game.outcome() is not None:
+            break
+        game = game.play(rng.choice(game.legal_moves()))
+    _, white, black = game.fen().split(":")
+    expected = {}
+    for side, (man, king) in ((white, ("o", "O")), (black, ("x", "X"))):
+        for item in filter(None, side[1:].split(",")):
+            expected[int(item.removeprefix("K"))] = king if item.startswith("K") else man
+    rows = game.grid()
+    dark = [(row, column) for row in range(8) for column in range(8) if (row + column) % 2 == 1]
+    assert [rows[row][column] for row, column in dark] == [
+        expected.get(square, ".") for square in range(1, 33)
+    ]
+    assert all(rows[row][column] == " " for row in range(8) for column in range(8) if (row + column) % 2 == 0)

@@ -210,3 +210,22 @@ def test_move_helpers_agree_with_playing_the_moves(seed: int) -> None:
 
 def _column(move: int) -> int:
     return ((1 << HEIGHT) - 1) << move * COLUMN_BITS
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_the_grid_shows_each_stone_where_it_fell(seed: int) -> None:
+    """The board clients draw, against stones dropped into columns by the move list alone."""
+    rng = random.Random(seed)
+    position, columns = ConnectFour(), [[] for _ in range(WIDTH)]
+    while True:
+        rows = position.grid()
+        assert rows == tuple(
+            "".join(columns[column][row] if row < len(columns[column]) else "." for column in range(WIDTH))
+            for row in reversed(range(HEIGHT))
+        )
+        if position.outcome() is not None:
+            break
+        column = rng.choice(position.legal_moves())
+        columns[column].append("xo"[position.turn])
+        position = position.play(column)
