@@ -32,6 +32,8 @@ from server.connection import Connection, push_to
 from server.errors import ErrorCode, ProtocolError
 from server.lobby import Lobby, match_topic
 from server.match import (
+    ABORTED,
+    FINISHED,
     LIVE,
     OPEN,
     CreateRematch,
@@ -109,6 +111,8 @@ class LiveMatch:
     """The latest note on the match's bot request: advisory, so kept in memory only."""
     unsure_ply: int | None = None
     """The ply of a move whose commit failed: the store may hold it all the same (its answer was lost)."""
+    unsure_finish: bool = False
+    """A result (resignation, draw, abort, flag fall) whose commit failed: the store may hold it anyway."""
 
     @property
     def id(self) -> str:
@@ -376,6 +380,8 @@ class MatchHost:
         ``resend`` (from ``requester``) repeats that very move and the step's event answered it.
         Raises ``unavailable`` (and stays unsure) when the store cannot say.
         """
+        if live.unsure_finish:
+            await self._settle_unsure_finish(live)
         ply = live.unsure_ply
         if ply is None:
             return None
@@ -407,6 +413,20 @@ class MatchHost:
             return step
         await self._apply(live, step)
         return None
+
+    async def _settle_unsure_finish(self, live: LiveMatch) -> None:
+        """After a result's commit failed, ask the store whether it holds the result; if so, end the match
+        as stored. Otherwise the match would stay live here while the store refuses every later result
+        (and a retried resignation) as one for a finished match."""
+        try:
+            record = await self.store.get_match(live.id)
+        except StorageError as error:
+            raise storage_failure(error) from error
+        live.unsure_finish = False
+        if record is None or record.status not in (FINISHED, ABORTED) or live.match.is_over:
+            return
+        stored = Finish(record.status, record.winner, record.reason or record.status)
+        await self._apply(live, live.match.end_as_stored(stored, self.now()))
 
     async def _apply(
         self,
@@ -474,7 +494,11 @@ class MatchHost:
         elif isinstance(effect, SaveFinish):
             finish = _finish(effect.finish, at)
             assert finish is not None
-            await self._store(self.store.finish_match(match_id, finish))
+            try:
+                await self.store.finish_match(match_id, finish)
+            except StorageError as error:
+                live.unsure_finish = True  # the commit may have gone through all the same
+                raise storage_failure(error) from error
         elif isinstance(effect, CreateRematch):
             rematch = effect.match
             seats = tuple(

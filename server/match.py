@@ -424,6 +424,14 @@ class Match(msgspec.Struct, frozen=True):
         chat = protocol.ChatLine(match_id=self.id, seq=0, seat=seat, name=player.name, text=line)
         return self._step([chat])
 
+    def end_as_stored(self, finish: Finish, now: float) -> Step:
+        """End the match as the store says it ended (a result whose commit answer was lost): announced,
+        with nothing left to commit."""
+        if self.is_over:
+            return Step(self)
+        match, ended = self._end(finish, now)
+        return match._step([ended])
+
     def connect(self, player_id: str, now: float) -> Step:
         """A seated player has a connection following the match again."""
         seat = self.seat_of(player_id)

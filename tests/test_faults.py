@@ -519,3 +519,36 @@ async def test_a_player_who_resumes_after_a_lost_commit_answer_catches_up_on_the
     await play_moves("connect4", (alice_again, bob), match_id, ["4", "3"], played=("4",))
     record = await arena.store.get_match(match_id)
     assert record is not None and [move.notation for move in record.moves] == ["4", "4", "3"]
+
+
+async def test_a_resignation_whose_commit_answer_was_lost_ends_the_match_as_stored(
+    arena: Server, connect: Connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database stores Alice's resignation, then the answer is lost and she is told ``unavailable``.
+    The match must not stay live here while the store says it is over: before Bob's next move is
+    judged, everyone hears it ended as stored, and Bob's move and Alice's second resignation are
+    refused ``match_over`` (the store would refuse any result now)."""
+    alice, bob = await connect(arena), await connect(arena)
+    await alice.hello("Alice")
+    await bob.hello("Bob")
+    match_id = (await open_match(alice, bob, "tictactoe", time_control="5+0"))["match_id"]
+    await play_moves("tictactoe", (alice, bob), match_id, ["b2"])
+    finish_match = Store.finish_match
+
+    async def commit_then_lose_the_answer(store: Store, match: str, finish: Any) -> None:
+        await finish_match(store, match, finish)
+        monkeypatch.setattr(Store, "finish_match", finish_match)
+        raise DatabaseUnavailableError("connection lost during COMMIT")
+
+    monkeypatch.setattr(Store, "finish_match", commit_then_lose_the_answer)
+    assert (await alice.request("resign", match_id=match_id))["code"] == "unavailable"
+    refused = await bob.request("move", match_id=match_id, ply=1, move="a1")
+    assert (refused["type"], refused["code"]) == ("error", "match_over"), refused
+    for client in (alice, bob):
+        ended = await client.expect(type_="ended", match_id=match_id)
+        assert (ended["status"], ended["winner"], ended["reason"]) == ("finished", 1, "seat 0 resigned")
+    again = await alice.request("resign", match_id=match_id)
+    assert (again["type"], again["code"]) == ("error", "match_over"), again
+    record = await arena.store.get_match(match_id)
+    assert record is not None and (record.status, record.winner) == ("finished", 1)
+    assert [move.notation for move in record.moves] == ["b2"]
