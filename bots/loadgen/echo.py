@@ -23,6 +23,7 @@ from websockets.exceptions import ConnectionClosed
 
 from bots.loadgen.limits import raise_open_files_limit
 from bots.loadgen.recording import Pacing, Recorder
+from server import eventloop
 
 ECHO_HOST = "127.0.0.1"
 
@@ -37,7 +38,7 @@ def serve_echo(port_out: Connection) -> None:
     """The echo server process: listen on a free port, send it through ``port_out``, serve until SIGTERM."""
     raise_open_files_limit()
     os.setsid()  # its own session, as the game server runs in (see bots.loadgen.target)
-    asyncio.run(_serve_until_terminated(port_out))
+    eventloop.run(_serve_until_terminated(port_out))
 
 
 async def _serve_until_terminated(port_out: Connection) -> None:

@@ -47,6 +47,7 @@ from bots.loadgen.limits import raise_open_files_limit
 from bots.loadgen.recording import Pacing, Recorder
 from bots.loadgen.scripted import ScriptedPair
 from bots.pool import SearchPool
+from server import eventloop
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ def worker_main(index: int, control: Connection) -> None:
     os.setsid()  # a session of its own, like a client on another machine: the scheduler weighs it alone
     raise_open_files_limit()
     logging.basicConfig(level=logging.WARNING, format=f"loadgen {index}: %(levelname)s %(name)s: %(message)s")
-    asyncio.run(Worker(index, control).serve())
+    eventloop.run(Worker(index, control).serve())
 
 
 class Worker:

@@ -10,6 +10,7 @@ import signal
 
 from bots.fleet import Fleet, FleetConfig, parse_levels
 from bots.pool import SearchPool
+from server import eventloop
 
 HELP = "run a bot fleet: seat bots in lobbies that ask for one, or where a person waits alone"
 DEFAULT_SERVER = "ws://127.0.0.1:8765/ws"
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("websockets").setLevel(logging.WARNING)
     servers = args.server or ([] if args.mqtt else [DEFAULT_SERVER])
-    return asyncio.run(run_fleet(fleet_config(args), servers, args.mqtt, args.workers))
+    return eventloop.run(run_fleet(fleet_config(args), servers, args.mqtt, args.workers))
 
 
 async def run_fleet(

@@ -18,6 +18,7 @@ import signal
 from bots.fleet import Fleet
 from bots.pool import SearchPool
 from plyarena.commands.bots import add_fleet_options, fleet_config
+from server import eventloop
 from server.app import running_server
 from server.config import DEFAULT_HOST, DEFAULT_PORT, ServerConfig
 
@@ -37,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("websockets").setLevel(logging.WARNING)
     config = ServerConfig(host=args.host, port=args.port, instance_id=f"arena-{args.port}")
-    return asyncio.run(run_arena(config, None if args.no_bots else args))
+    return eventloop.run(run_arena(config, None if args.no_bots else args))
 
 
 async def run_arena(

@@ -8,6 +8,7 @@ import contextlib
 import logging
 import signal
 
+from server import eventloop
 from server.app import running_server
 from server.config import DEFAULT_HOST, DEFAULT_PORT, ServerConfig, new_instance_id
 from server.limits import raise_open_files_limit, tune_garbage_collector
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("websockets").setLevel(logging.WARNING)
     raise_open_files_limit()  # one descriptor per connection
-    return asyncio.run(serve_until_stopped(config_from(args)))
+    return eventloop.run(serve_until_stopped(config_from(args)))
 
 
 async def serve_until_stopped(config: ServerConfig, banner: str = "Ply Arena is serving at {url}") -> int:
