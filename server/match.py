@@ -102,7 +102,7 @@ class Match(msgspec.Struct, frozen=True):
     """Everything the server knows about one match, as an immutable value.
 
     A struct rather than a dataclass for its C ``replace``: every intent makes a
-    new match, and ``dataclasses.replace`` was a tenth of the server's move path.
+    new match, and ``dataclasses.replace`` took about 6% of a loaded server's time.
     """
 
     id: str
