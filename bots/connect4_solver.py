@@ -174,9 +174,9 @@ _NEW_THREATS = _build_new_threats()
 
 
 def _new_searcher(
-    max_nodes: int | None,
-) -> tuple[Callable[[int, int, int, int, int, int, int], int], Callable[[], int]]:
-    """A fresh negamax with its own transposition table and node counter.
+    max_nodes: int | None, table_capacity: int = _TABLE_CAPACITY
+) -> tuple[Callable[[int, int, int, int, int, int, int], int], Callable[[], int], Callable[[], int]]:
+    """A fresh negamax with its own transposition table, its node counter and its table's size.
 
     A closure rather than a class: local and free variables are the cheapest
     names Python has.
@@ -184,7 +184,7 @@ def _new_searcher(
     table: dict[int, int] = {}
     lookup = table.get
     new_threats = _NEW_THREATS
-    board, bottom, lower_bound, capacity = BOARD, BOTTOM, _LOWER_BOUND, _TABLE_CAPACITY
+    board, bottom, lower_bound, capacity = BOARD, BOTTOM, _LOWER_BOUND, table_capacity
     loss_next, win_second, win_third, loss_second = _LOSS_NEXT, _WIN_SECOND, _WIN_THIRD, _LOSS_SECOND
     last_ply = CELLS - 2
     nodes = 0
@@ -308,21 +308,41 @@ def _new_searcher(
     def visited() -> int:
         return nodes
 
-    return negamax, visited
+    def table_size() -> int:
+        return len(table)
+
+    return negamax, visited, table_size
 
 
 class _Search:
     """One solve: a negamax and the transposition table its successive searches share."""
 
-    __slots__ = ("_decided_at_once", "_negamax", "_visited")
+    __slots__ = ("_decided_at_once", "_negamax", "_table_size", "_visited")
 
-    def __init__(self, max_nodes: int | None = None) -> None:
-        self._negamax, self._visited = _new_searcher(max_nodes)
+    def __init__(self, max_nodes: int | None = None, table_capacity: int = _TABLE_CAPACITY) -> None:
+        self._negamax, self._visited, self._table_size = _new_searcher(max_nodes, table_capacity)
         self._decided_at_once = 0
 
     def nodes(self) -> int:
         """Positions visited: by the search, and those scored without one."""
         return self._visited() + self._decided_at_once
+
+    def table_size(self) -> int:
+        """Bounds the transposition table holds now."""
+        return self._table_size()
+
+    def value(self, position: ConnectFour) -> int:
+        """The sign of the exact score: 1 win, 0 draw, -1 loss for the side to move.
+
+        A weak solve: at most two null-window searches around 0, instead of the
+        binary search for the exact score.
+        """
+        if position.outcome() is not None or _score_at_once(position) is not None:
+            score = self.score(position)
+            return (score > 0) - (score < 0)
+        if self._probe(position, 0, 1) > 0:
+            return 1
+        return 0 if self._probe(position, -1, 0) >= 0 else -1
 
     def score(self, position: ConnectFour) -> int:
         """The exact score of ``position``, finished or not."""
@@ -356,7 +376,12 @@ class _Search:
         return low
 
     def best_move(self, position: ConnectFour, score: int) -> int | None:
-        """A move that keeps ``score``, the exact score of ``position``."""
+        """A move that keeps ``score``, the exact score of ``position``.
+
+        Also a move that keeps at least ``score`` when that is only a bound on the
+        exact score: given the sign of a won or drawn position, a move that keeps
+        the win or the draw.
+        """
         moves = position.legal_moves()
         if not moves:
             return None
@@ -389,6 +414,51 @@ class _Search:
             alpha,
             beta,
         )
+
+
+class WeakSolver:
+    """Win, draw or loss of many related positions, sharing one transposition table.
+
+    For offline work such as building an opening book: a weak solve is a couple
+    of null-window searches around 0 instead of a binary search on the exact
+    score, and the bounds one position's search leaves in the table answer much
+    of the next one's. ``table_capacity`` bounds the table (about 80 bytes an
+    entry); the live solver's default suits a single move, a book wants far more.
+    With ``max_nodes``, any call raises :class:`SolverBudgetExceeded` once the
+    calls together have visited more positions.
+    """
+
+    __slots__ = ("_search",)
+
+    def __init__(self, table_capacity: int = _TABLE_CAPACITY, *, max_nodes: int | None = None) -> None:
+        self._search = _Search(max_nodes, table_capacity)
+
+    def value(self, position: ConnectFour | str) -> int:
+        """1 if the side to move wins under perfect play, 0 for a draw, -1 if it loses."""
+        return self._search.value(_as_position(position))
+
+    def keeping_move(self, position: ConnectFour | str, value: int) -> int | None:
+        """A move that keeps ``value``, the position's :meth:`value`; ``None`` once the game is over.
+
+        In a lost position every move keeps the loss: the search's first choice
+        that does not lose at once, without a search.
+        """
+        position = _as_position(position)
+        if value >= 0:
+            return self._search.best_move(position, value)
+        moves = position.legal_moves()
+        if not moves:
+            return None
+        candidates = _order(position, position.non_losing_moves())
+        return candidates[0] if candidates else _centre_first(moves)[0]
+
+    def nodes(self) -> int:
+        """Positions visited so far, over every call."""
+        return self._search.nodes()
+
+    def table_size(self) -> int:
+        """Bounds the transposition table holds now."""
+        return self._search.table_size()
 
 
 def _score_at_once(position: ConnectFour) -> int | None:

@@ -238,8 +238,12 @@ def choose_move(
     """The move ``level`` plays from ``position``, and the search behind it.
 
     ``time_budget_ms`` (from the bot's clock) caps the level's own time budget, and
-    the solver's node budget through :data:`SOLVER_NODES_PER_MS`. ``rng`` drives the
-    noise and the choice between equal moves, so a seeded one replays the same games.
+    the solver's node budget through :data:`SOLVER_NODES_PER_MS`. A solver level
+    without noise first plays the game's opening book, where it has one, and when
+    the exact score does not fit the budget, it tries for a move that keeps the
+    position's value (win, draw or loss) within the budget again. ``rng``
+    drives the noise and the choice between equal moves, so a seeded one replays
+    the same games.
     """
     if not position.legal_moves():
         raise ValueError(f"no move to choose: the game is over ({position.outcome()})")
@@ -249,10 +253,20 @@ def choose_move(
         if time_budget_ms is not None:
             from_clock = max(1, int(time_budget_ms * SOLVER_NODES_PER_MS))
             max_nodes = from_clock if max_nodes is None else min(max_nodes, from_clock)
+        if level.noise is None:
+            # The opening, where the solver is slow: the book's move, if the game has one.
+            result = perfect.from_book(level.game, position)
+            if result is not None:
+                return result.move, result
         started = time.perf_counter()
         try:
             if level.noise is None:
-                result = perfect.solve(level.game, position, max_nodes)
+                try:
+                    result = perfect.solve(level.game, position, max_nodes)
+                except perfect.SolverBudgetExceeded:
+                    # The exact score is out of reach: a move that keeps the win or the draw will do,
+                    # and its search settles more positions within the same budget.
+                    result = perfect.solve_weakly(level.game, position, max_nodes)
                 return result.move, result
             return _noisy_choice(perfect.analyze(level.game, position, max_nodes), level, rng)
         except perfect.SolverBudgetExceeded:

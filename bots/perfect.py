@@ -9,6 +9,11 @@ Pascal Pons' convention for Connect Four: from the side to move, a win scores
 ``22`` minus the winner's stones when the game ends, a loss the negative, a draw
 0. Here they are turned into the search's own scale (``WIN`` minus the plies to
 the end), so that a level's result means the same whichever engine produced it.
+
+Such a game may also have an opening book, a module ``bots/<game>_book.py`` with
+``book_move(position)``: ``None``, or a ``BookMove`` with ``move`` and ``value``
+(1 win, 0 draw, -1 loss for the side to move), computed offline for the
+positions where the solver would take too long.
 """
 
 from __future__ import annotations
@@ -39,13 +44,26 @@ class SolverBudgetExceeded(RuntimeError):
 
 def solver_for(game: str) -> ModuleType:
     """The solver module of ``game``; raises :class:`NoSolverError` if there is none."""
-    module_name = f"bots.{game}_solver"
+    solver = _module_of(game, "solver")
+    if solver is None:
+        raise NoSolverError(game)
+    return solver
+
+
+def book_for(game: str) -> ModuleType | None:
+    """The opening book module of ``game``, or ``None`` if it has none."""
+    return _module_of(game, "book")
+
+
+def _module_of(game: str, part: str) -> ModuleType | None:
+    """``bots/<game>_<part>.py``, or ``None`` if the game has none (an import error inside it propagates)."""
+    module_name = f"bots.{game}_{part}"
     try:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as error:
         if error.name != module_name:
             raise
-        raise NoSolverError(game) from None
+        return None
 
 
 def score_from_pons(pons: int, ply: int) -> int:
@@ -74,6 +92,45 @@ def solve(game: str, position: Position, max_nodes: int | None = None) -> Search
     score = score_from_pons(solution.score, position.ply)
     depth = CELLS - position.ply  # a solver sees every line to the end of the game
     return SearchResult(solution.move, score, depth, solution.nodes, (solution.move,), elapsed_ms)
+
+
+def solve_weakly(game: str, position: Position, max_nodes: int | None = None) -> SearchResult:
+    """A move that keeps the value of ``position`` (win, draw or loss), when the exact score is out of reach.
+
+    Uses the solver module's ``WeakSolver`` (see :mod:`bots.connect4_solver`): a
+    couple of null-window searches around 0 settle the value more often within a
+    budget than the exact score's binary search does, and the value is what a
+    perfect player must not let slip. The score is the least the value promises,
+    as in :func:`from_book`. Raises :class:`SolverBudgetExceeded` past ``max_nodes``.
+    """
+    started = time.perf_counter()
+    solver = solver_for(game)
+    weak = solver.WeakSolver(max_nodes=max_nodes)
+    try:
+        value = weak.value(position)
+        move = weak.keeping_move(position, value)
+    except solver.SolverBudgetExceeded as error:
+        raise SolverBudgetExceeded(str(error)) from error
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    score = score_from_pons(value, position.ply)
+    return SearchResult(move, score, CELLS - position.ply, weak.nodes(), (move,), elapsed_ms)
+
+
+def from_book(game: str, position: Position) -> SearchResult | None:
+    """The opening book's move from ``position``, or ``None`` when the book has none.
+
+    The book keeps a position's value, not its exact score, so the score is the
+    least that value promises: a win with the last stone, a draw, or a loss with
+    the opponent's last stone. Nodes are 0: nothing was searched.
+    """
+    started = time.perf_counter()
+    book = book_for(game)
+    found = None if book is None else book.book_move(position)
+    if found is None:
+        return None
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    score = score_from_pons(found.value, position.ply)
+    return SearchResult(found.move, score, CELLS - position.ply, 0, (found.move,), elapsed_ms)
 
 
 def analyze(game: str, position: Position, max_nodes: int | None = None) -> dict[Move, SearchResult]:

@@ -285,7 +285,7 @@ async def test_a_worker_killed_mid_search_is_replaced_and_the_game_finishes(
     await start_fleet(server=arena, levels=parse_levels("connect4:8"))
     replacements = pool.replacements
     async with BotPlayer(arena.ws_url, BotSpec.of("connect4", 1), pool, backoff=FAST_BACKOFF) as host:
-        # The fleet's top-level bot moves first; on a 10-second clock its first search takes about 180 ms.
+        # The fleet's top-level bot moves first; its first move reads the opening book (about 90 ms).
         match_id = await host.create("connect4", seat=1, time_control="0:10+0", bot=wire.BotRequest(level=8))
         await wait_for(lambda: pool.in_flight > 0, 10, "a search")
         await asyncio.sleep(0.03)

@@ -88,8 +88,10 @@ async def test_a_worker_killed_mid_search_is_replaced_and_every_search_in_flight
 ) -> None:
     await pool.warm_up()
     replacements = pool.replacements
-    # Connect Four's exact-solver level searches by time on a clock: these take the whole 1.5 s.
-    slow = [ThinkRequest("connect4", (), 8, budget_ms=1500, submitted_at=time.time()) for _ in range(2)]
+    # Connect Four's exact-solver level searches by time on a clock off its opening book (the first player
+    # left the centre): these take the whole 1.5 s.
+    off_book = ("1", "1", "1", "1")
+    slow = [ThinkRequest("connect4", off_book, 8, budget_ms=1500, submitted_at=time.time()) for _ in range(2)]
     searches = [asyncio.create_task(pool.think(request)) for request in slow]
     await asyncio.sleep(0.2)
     assert not any(search.done() for search in searches)
@@ -97,8 +99,8 @@ async def test_a_worker_killed_mid_search_is_replaced_and_every_search_in_flight
 
     results = await asyncio.gather(*searches)
     assert pool.replacements == replacements + 1
-    start = get_game("connect4").start()
-    assert all(start.parse_move(result.move) in start.legal_moves() for result in results)
+    position = get_game("connect4").replay(off_book)
+    assert all(position.parse_move(result.move) in position.legal_moves() for result in results)
     assert (await pool.think(ThinkRequest("tictactoe", (), 1))).move  # the new workers serve on
 
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bots.connect4_solver import Solution, SolverBudgetExceeded, analyze, solve
+from bots.connect4_solver import Solution, SolverBudgetExceeded, WeakSolver, analyze, solve
 from games.connect4 import CELLS, ConnectFour
 from plyarena.cli import main
 
@@ -114,6 +114,26 @@ def test_analyze_agrees_with_solve(moves: str, expected: int) -> None:
     assert max(scores.values()) == solution.score == expected
     assert scores[solution.move] == solution.score
     assert set(scores) == set(ConnectFour.from_moves(moves).legal_moves())
+
+
+@pytest.mark.parametrize("table_capacity", [1 << 20, 64])
+def test_a_weak_solve_gives_the_sign_of_the_exact_score_and_a_move_that_keeps_it(table_capacity: int) -> None:
+    """One solver for many positions, with a roomy table and with one so small that it keeps clearing."""
+    solver = WeakSolver(table_capacity)
+    for moves, expected in sample("Test_L3_R1")[:40]:
+        value = solver.value(moves)
+        assert value == (expected > 0) - (expected < 0), moves
+        move = solver.keeping_move(moves, value)
+        assert move is not None
+        child_score = solve(ConnectFour.from_moves(moves).play(move)).score
+        assert (child_score < 0) - (child_score > 0) == value, f"{moves}: column {move + 1} changes the value"
+    assert solver.nodes() > 0
+    assert solver.table_size() <= table_capacity
+
+
+def test_a_weak_solver_keeps_to_its_node_budget() -> None:
+    with pytest.raises(SolverBudgetExceeded):
+        WeakSolver(max_nodes=100).value("326323127")
 
 
 def test_an_immediate_win_is_taken() -> None:

@@ -48,7 +48,10 @@ def test_the_solver_level_searches_where_solving_would_take_too_long() -> None:
     top = level("connect4", LEVEL_COUNT)
     start = get_game("connect4").start()
     move, result = choose_move(start, top, random.Random(0), time_budget_ms=200)
-    assert move in start.legal_moves()
+    assert (move, result.depth, result.nodes) == (3, 42, 0)  # from the opening book, at once
+    early = get_game("connect4").replay(list("1111"))  # off the book: the first player left the centre
+    move, result = choose_move(early, top, random.Random(0), time_budget_ms=200)
+    assert move in early.legal_moves()
     assert result.depth < 42  # a depth-limited search, not a solution to the end of the game
     endgame = get_game("connect4").replay("2252576253462244111563365343671351441")  # Pons' Test_L3_R1
     move, result = choose_move(endgame, top, random.Random(0), time_budget_ms=200)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from bots import perfect
+from bots.connect4_solver import WeakSolver
 from bots.evaluation import Evaluator
 from bots.levels import choose_move, level
 from bots.negamax import AlphaBeta
@@ -69,3 +70,17 @@ def test_the_top_connect_four_level_plays_a_best_move() -> None:
 def test_a_game_without_a_solver_is_named() -> None:
     with pytest.raises(perfect.NoSolverError, match=r"'othello'.*bots/othello_solver\.py"):
         perfect.solver_for("othello")
+
+
+def test_past_its_budget_for_the_exact_score_the_top_level_still_keeps_the_win() -> None:
+    # Just past the opening book, from a game the top level once lost as second player: the exact score
+    # takes more than the level's 100,000 nodes, a move that keeps the win does not.
+    moves = "2322332434434"
+    position = get_game("connect4").replay(list(moves))
+    top = level("connect4", 8)
+    with pytest.raises(perfect.SolverBudgetExceeded):
+        perfect.solve("connect4", position, top.solver_nodes)
+    move, result = choose_move(position, top, random.Random(0))
+    assert result.score == perfect.score_from_pons(1, len(moves))  # a win, with no promise of how soon
+    assert 0 < result.nodes <= top.solver_nodes and result.depth == CELLS - len(moves)
+    assert WeakSolver().value(position.play(move)) == -1  # the opponent is lost after it

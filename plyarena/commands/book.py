@@ -1,0 +1,111 @@
+"""``plyarena book connect4 --plies N --out FILE``: build the Connect Four opening book offline.
+
+The book (see :mod:`bots.connect4_book`) holds, for the positions a player meets
+before ``--plies`` stones while it follows the book, a move that keeps the
+position's value. By default it is built for the first player from the empty
+board and for the second player after each first move that does not lose for
+it; ``--root`` picks other positions. Built by the pure-Python solver alone, it
+weakly solves the opening: days of one core for the empty board, and gigabytes
+for the transposition table (``--table`` entries, about 80 bytes each). With
+``--database``, the values of every 12-stone position come from that file and a
+plain minimax above them builds a book to 12 stones in seconds. With
+``--solver-nodes``, the book goes on past ``--plies`` wherever the live level,
+with that node budget, could not settle a position where the book ends (for the
+shipped book: level 8's budget), root by root until ``--seconds`` run out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from bots.connect4_book import BOOK_PATH, ValueTable, build
+from games import IllegalMoveError
+from games.connect4 import CELLS, ConnectFour
+
+HELP = "build the Connect Four opening book that the perfect level plays from"
+DEFAULT_ROOTS = ("", "1", "2", "3")
+"""The empty board, and the second player's turn after a first move other than the centre
+(the mirror images, 5 to 7, share their entries); after a centre opening the second player loses."""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("game", choices=("connect4",))
+    parser.add_argument(
+        "--plies", type=int, required=True, help="leave positions with this many stones to the solver"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=BOOK_PATH, help=f"where to write (default {BOOK_PATH.name})"
+    )
+    parser.add_argument(
+        "--root", action="append", default=None, help="a position (column digits) to build from; repeatable"
+    )
+    parser.add_argument(
+        "--table", type=int, default=1 << 27, help="transposition table entries, about 80 bytes each (2**27)"
+    )
+    parser.add_argument(
+        "--solver-nodes",
+        type=int,
+        default=None,
+        help="go on past --plies wherever the live level cannot settle a position within this node budget",
+    )
+    parser.add_argument(
+        "--until", type=int, default=CELLS, help="with --solver-nodes: stop at this many stones"
+    )
+    parser.add_argument(
+        "--seconds", type=float, default=None, help="with --solver-nodes: stop going on after this"
+    )
+    parser.add_argument(
+        "--database",
+        type=Path,
+        default=None,
+        help="values of every 12-stone position (book_12ply.dat of the bitbully-databases package) "
+        "instead of solving the opening: seconds instead of days",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    roots = tuple(args.root) if args.root is not None else DEFAULT_ROOTS
+    for root in roots:
+        try:
+            ConnectFour.from_moves(root)
+        except IllegalMoveError as error:
+            return _fail(f"bad root {root!r}: {error.reason}")
+    if not 0 <= args.plies <= CELLS:
+        return _fail(f"--plies must be from 0 to {CELLS}, got {args.plies}")
+    values = None
+    if args.database is not None:
+        try:
+            values = ValueTable.read(args.database)
+        except (OSError, ValueError) as error:
+            return _fail(f"cannot read the database: {error}")
+        if args.plies > values.plies:
+            return _fail(f"--plies {args.plies} goes past the database's {values.plies} stones")
+    book = build(
+        roots,
+        args.plies,
+        table_capacity=args.table,
+        values=values,
+        solver_nodes=args.solver_nodes,
+        until=args.until,
+        seconds=args.seconds,
+        progress=lambda line: print(line, flush=True),
+    )
+    book.save(args.out)
+    extended = ""
+    if book.solver_nodes is not None:
+        extended = (
+            f", past it where {book.solver_nodes:,} nodes do not settle a position for {len(book.extended)}"
+        )
+    print(
+        f"{len(book.entries):,} entries to ply {book.plies} from {len(roots)} root(s){extended}, "
+        f"{book.nodes:,} nodes in {book.seconds:.0f} s: {args.out}",
+        flush=True,
+    )
+    return 0
+
+
+def _fail(message: str) -> int:
+    print(f"plyarena book: {message}", file=sys.stderr)
+    return 2
