@@ -32,7 +32,7 @@ from server.bot_catalog import BotCatalog
 from server.bus import EventBus, bus_from_url
 from server.clock import TimeControl, describe
 from server.config import ServerConfig
-from server.connection import Connection, FramedServerConnection, TokenBucket
+from server.connection import Connection, TokenBucket
 from server.errors import ErrorCode, ProtocolError
 from server.http import HttpFront
 from server.live import Intent, MatchHost, new_id, player_info, storage_failure
@@ -135,7 +135,6 @@ class Server:
             origins=None,
             server_header="Ply Arena",
             logger=websockets_log,
-            create_connection=FramedServerConnection,
             start_serving=False,
         )
         if self.config.port == 0:
@@ -189,7 +188,6 @@ class Server:
     # ----------------------------------------------------------------- connections
 
     async def _serve_connection(self, websocket: ServerConnection) -> None:
-        assert isinstance(websocket, FramedServerConnection)
         connection = Connection(
             websocket,
             TokenBucket(self.config.rate_per_s, self.config.rate_burst),
@@ -199,8 +197,9 @@ class Server:
         self.metrics.connections_total += 1
         try:
             while True:
-                frame, binary = await websocket.recv_frame()
-                await self._receive(connection, frame, binary)
+                # A text frame comes as str, its UTF-8 checked: text that is not UTF-8 fails the
+                # connection (close code 1007), as RFC 6455 requires. A binary frame comes as bytes.
+                await self._receive(connection, await websocket.recv())
         except ConnectionClosed:
             pass
         finally:
@@ -208,7 +207,7 @@ class Server:
             self.lobby.subscribers.discard(connection)
             await self.host.disconnected(connection)
 
-    async def _receive(self, connection: Connection, frame: bytes, binary: bool) -> None:
+    async def _receive(self, connection: Connection, frame: str | bytes) -> None:
         self.metrics.requests_total += 1
         if not connection.bucket.take(self.now()):
             self._refuse(
@@ -219,7 +218,9 @@ class Server:
             )
             return
         try:
-            request = protocol.decode_request(frame, self.config.max_message_bytes, binary=binary)
+            request = protocol.decode_request(
+                frame, self.config.max_message_bytes, binary=isinstance(frame, bytes)
+            )
         except UndecodableRequest as error:
             self._refuse(connection, error.code, error.message, error.request_id)
             return

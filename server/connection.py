@@ -8,14 +8,10 @@ never hold up a match. A reader that lets too much pile up is closed instead.
 from __future__ import annotations
 
 import logging
-from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from websockets.asyncio.server import ServerConnection, broadcast
-from websockets.frames import Frame, Opcode
-from websockets.protocol import Event
 
 from server.protocol import ServerMessage, encode
 from server.storage.records import PlayerRecord
@@ -44,31 +40,6 @@ class TokenBucket:
             return False
         self.tokens -= 1
         return True
-
-
-class FramedServerConnection(ServerConnection):
-    """A server-side WebSocket that tells whether each message came in a text or a binary frame.
-
-    The server reads messages as bytes (``recv(decode=False)``: no UTF-8 check, so text that is not UTF-8
-    is answered ``bad_json`` rather than closing the connection), and bytes do not say which kind of frame
-    they came in. A message starts with exactly one text or binary frame, and ``recv`` returns messages
-    in the order those frames arrived, so a queue of their kinds lines up with what ``recv`` returns.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._binary: deque[bool] = deque()
-        """For each message received and not yet read: whether it came in a binary frame."""
-
-    def process_event(self, event: Event) -> None:
-        if isinstance(event, Frame) and event.opcode in (Opcode.TEXT, Opcode.BINARY):
-            self._binary.append(event.opcode is Opcode.BINARY)
-        super().process_event(event)
-
-    async def recv_frame(self) -> tuple[bytes, bool]:
-        """The next message, as bytes, and whether it came in a binary frame."""
-        data = await self.recv(decode=False)
-        return data, self._binary.popleft()
 
 
 class Connection:

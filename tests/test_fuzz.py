@@ -127,8 +127,6 @@ async def player(arena: Server, connect: Connect) -> AsyncIterator[ArenaClient]:
     [
         pytest.param(b'{"type": "hello", "name": ' + b"[" * 1500 + b"]" * 1500 + b"}", "bad_json", id="deep"),
         pytest.param(b'{"type": "ok", "x": ' + b"[" * 1900 + b"]" * 1900 + b"}", "bad_json", id="deep-extra"),
-        pytest.param(b'{"type": "match.watch", "match_id": "\xed\xa0\x80"}', "bad_json", id="not-utf8"),
-        pytest.param(b'{"type": "hello\xff"}', "bad_json", id="not-utf8-type"),
     ],
 )
 @pytest.mark.parametrize("binary", [False, True], ids=["text", "binary"])
@@ -139,6 +137,30 @@ async def test_frames_that_once_crashed_the_handler_get_bad_json(
     error = await player.expect(type_="error")
     assert error["code"] == ("binary_frame" if binary else code), error
     assert (await player.request("lobby.subscribe"))["type"] == "lobby.snapshot"
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        pytest.param(b'{"type": "match.watch", "match_id": "\xed\xa0\x80"}', id="surrogate-bytes"),
+        pytest.param(b'{"type": "hello\xff"}', id="not-utf8-type"),
+    ],
+)
+async def test_a_text_frame_that_is_not_utf8_fails_its_connection_with_1007_and_only_it(
+    arena: Server, player: ArenaClient, connect: Connect, frame: bytes
+) -> None:
+    """RFC 6455 (8.1): an endpoint that finds a text frame is not UTF-8 must fail the connection.
+    Close code 1007 (invalid data) says why; the same bytes in a binary frame get ``binary_frame``."""
+    bystander = await connect(arena)
+    await bystander.hello("Bystander")
+    await player.websocket.send(frame, text=True)
+    await asyncio.wait_for(player.websocket.wait_closed(), 10)
+    assert player.websocket.close_code == 1007, player.websocket.close_reason
+    assert (await bystander.request("lobby.subscribe"))["type"] == "lobby.snapshot"
+    again = await connect(arena)
+    await again.hello(token=player.token)
+    await again.websocket.send(frame, text=False)
+    assert (await again.expect(type_="error"))["code"] == "binary_frame"
 
 
 async def test_text_that_postgresql_cannot_hold_is_refused_not_a_crash(

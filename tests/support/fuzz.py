@@ -33,7 +33,7 @@ in :mod:`support.fuzz_values`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 from games import Position, get_game
@@ -112,7 +112,7 @@ class FuzzCase:
     """``stranger`` (never said hello) or ``player`` (welcomed; holds the seats of :attr:`Arena.own`)."""
     frame: bytes
     binary: bool
-    """Sent as a binary frame (else as a text frame, even when ``frame`` is not UTF-8)."""
+    """Sent as a binary frame (else as a text frame; a text frame's ``frame`` is always UTF-8)."""
     expected: frozenset[str]
     """The error codes that may answer it."""
     reply_ids: frozenset[RequestId]
@@ -488,6 +488,10 @@ CASE_KINDS = frozenset({
 def fuzz_case(choices: Choices, arena: Arena) -> FuzzCase:
     """One bad message for ``arena``, and how it must be answered."""
     case = pick(choices, BUILDERS)(choices, arena)
+    if not case.binary and not _is_utf8(case.frame):
+        # Text that is not UTF-8 fails the connection (close code 1007, as RFC 6455 requires; tests/
+        # test_fuzz.py checks that on its own): here, where the connections must stay, it goes binary.
+        case = replace(case, binary=True)
     if len(case.frame) > arena.limits.message_bytes:  # the size is checked before anything else
         case = FuzzCase(
             case.kind, case.role, case.frame, case.binary, frozenset({"frame_too_large"}),
@@ -500,6 +504,14 @@ def fuzz_case(choices: Choices, arena: Arena) -> FuzzCase:
         )  # fmt: skip
     assert len(case.frame) <= arena.limits.frame_bytes, "a larger frame would close the connection"
     return case
+
+
+def _is_utf8(frame: bytes) -> bool:
+    try:
+        frame.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 @dataclass
