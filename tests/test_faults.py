@@ -411,6 +411,22 @@ async def assert_stored_exactly(url: str, loads: list[Load], *, players: int, ma
 # --------------------------------------------------------------------------- a lost answer
 
 
+def lose_the_next_commit_answer(monkeypatch: pytest.MonkeyPatch, method: str) -> list[tuple[Any, ...]]:
+    """Make the next call of ``Store.<method>`` commit, then fail as if the connection to the database
+    dropped during COMMIT; later calls go through. Returns the arguments of the call whose answer is lost."""
+    original = getattr(Store, method)
+    lost: list[tuple[Any, ...]] = []
+
+    async def commit_then_lose_the_answer(store: Store, *args: Any) -> None:
+        await original(store, *args)
+        monkeypatch.setattr(Store, method, original)
+        lost.append(args)
+        raise DatabaseUnavailableError("connection lost during COMMIT")
+
+    monkeypatch.setattr(Store, method, commit_then_lose_the_answer)
+    return lost
+
+
 async def test_a_move_whose_commit_answer_was_lost_is_acknowledged_when_sent_again(
     arena: Server, connect: Connect, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -420,16 +436,7 @@ async def test_a_move_whose_commit_answer_was_lost_is_acknowledged_when_sent_aga
     await alice.hello("Alice")
     await bob.hello("Bob")
     match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
-    append_move = Store.append_move
-    lost: list[int] = []
-
-    async def commit_then_lose_the_answer(store: Store, move: Any, finish: Any = None) -> None:
-        await append_move(store, move, finish)
-        if not lost:
-            lost.append(move.ply)
-            raise DatabaseUnavailableError("connection lost during COMMIT")
-
-    monkeypatch.setattr(Store, "append_move", commit_then_lose_the_answer)
+    lost = lose_the_next_commit_answer(monkeypatch, "append_move")
     refused: Message = await alice.request("move", match_id=match_id, ply=0, move="b2")
     assert refused["code"] == "unavailable"
     moved = await alice.request("move", match_id=match_id, ply=0, move="b2")
@@ -437,7 +444,7 @@ async def test_a_move_whose_commit_answer_was_lost_is_acknowledged_when_sent_aga
     await play_moves("tictactoe", (alice, bob), match_id, ["a1", "c3"], played=("b2",))
     record = await arena.store.get_match(match_id)
     assert record is not None and [move.notation for move in record.moves] == ["b2", "a1", "c3"]
-    assert lost == [0]
+    assert [move.ply for move, *_ in lost] == [0]
 
 
 async def test_a_different_move_after_a_lost_commit_answer_is_refused_and_the_match_goes_on(
@@ -450,16 +457,7 @@ async def test_a_different_move_after_a_lost_commit_answer_is_refused_and_the_ma
     await alice.hello("Alice")
     await bob.hello("Bob")
     match_id = (await open_match(alice, bob, "tictactoe", time_control="5+0"))["match_id"]
-    append_move = Store.append_move
-    lost: list[int] = []
-
-    async def commit_then_lose_the_answer(store: Store, move: Any, finish: Any = None) -> None:
-        await append_move(store, move, finish)
-        if not lost:
-            lost.append(move.ply)
-            raise DatabaseUnavailableError("connection lost during COMMIT")
-
-    monkeypatch.setattr(Store, "append_move", commit_then_lose_the_answer)
+    lost = lose_the_next_commit_answer(monkeypatch, "append_move")
     refused = await alice.request("move", match_id=match_id, ply=0, move="b2")
     assert refused["code"] == "unavailable"
     instead = await alice.request("move", match_id=match_id, ply=0, move="a1")
@@ -486,7 +484,7 @@ async def test_a_different_move_after_a_lost_commit_answer_is_refused_and_the_ma
         assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), f"a gap or a repeat: {seqs}"
     record = await arena.store.get_match(match_id)
     assert record is not None and [move.notation for move in record.moves] == ["b2", "a1", "c3"]
-    assert lost == [0]
+    assert [move.ply for move, *_ in lost] == [0]
 
 
 async def test_a_player_who_resumes_after_a_lost_commit_answer_catches_up_on_the_stored_move(
@@ -499,14 +497,7 @@ async def test_a_player_who_resumes_after_a_lost_commit_answer_catches_up_on_the
     await bob.hello("Bob")
     joined = await open_match(alice, bob, "connect4")
     match_id, log_id, seq = joined["match_id"], joined["log"], joined["seq"]
-    append_move = Store.append_move
-
-    async def commit_then_lose_the_answer(store: Store, move: Any, finish: Any = None) -> None:
-        await append_move(store, move, finish)
-        monkeypatch.setattr(Store, "append_move", append_move)
-        raise DatabaseUnavailableError("connection lost during COMMIT")
-
-    monkeypatch.setattr(Store, "append_move", commit_then_lose_the_answer)
+    lose_the_next_commit_answer(monkeypatch, "append_move")
     assert (await alice.request("move", match_id=match_id, ply=0, move="4"))["code"] == "unavailable"
     await alice.close()
     alice_again = await connect(arena)
@@ -533,14 +524,7 @@ async def test_a_resignation_whose_commit_answer_was_lost_ends_the_match_as_stor
     await bob.hello("Bob")
     match_id = (await open_match(alice, bob, "tictactoe", time_control="5+0"))["match_id"]
     await play_moves("tictactoe", (alice, bob), match_id, ["b2"])
-    finish_match = Store.finish_match
-
-    async def commit_then_lose_the_answer(store: Store, match: str, finish: Any) -> None:
-        await finish_match(store, match, finish)
-        monkeypatch.setattr(Store, "finish_match", finish_match)
-        raise DatabaseUnavailableError("connection lost during COMMIT")
-
-    monkeypatch.setattr(Store, "finish_match", commit_then_lose_the_answer)
+    lose_the_next_commit_answer(monkeypatch, "finish_match")
     assert (await alice.request("resign", match_id=match_id))["code"] == "unavailable"
     refused = await bob.request("move", match_id=match_id, ply=1, move="a1")
     assert (refused["type"], refused["code"]) == ("error", "match_over"), refused
