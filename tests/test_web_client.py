@@ -152,9 +152,13 @@ async def test_opening_moves_against_a_bot(
     for _ in range(my_moves):
         assert await wait_for_my_turn_or_end(page)
         await play_first_legal_move(page)
-    await expect(moves_played(page)).to_have_count(2 * my_moves, timeout=TURN_TIMEOUT_MS)
-    assert await wait_for_my_turn_or_end(page)
+    # Level 2 plays a random move now and then, so it may miss four in the first column: the game can
+    # end on our last move. Otherwise the bot has answered every move.
+    still_playing = await wait_for_my_turn_or_end(page)
+    expected_moves = 2 * my_moves if still_playing else 2 * my_moves - 1
+    await expect(moves_played(page)).to_have_count(expected_moves, timeout=TURN_TIMEOUT_MS)
     record = await api(page, f"/api/matches/{match_id}")
+    assert still_playing or record["status"] == "finished", record
     shown = [text.strip() for text in await moves_played(page).all_inner_texts()]
     assert shown == [move["move"] for move in record["moves"]]
     await expect(page.locator("svg.board .cell.last")).not_to_have_count(0)
