@@ -136,6 +136,28 @@ def load(path: Path) -> Book:
     )
 
 
+def settled_path(book_path: Path) -> Path:
+    """Where the extension pass of the book at ``book_path`` records the positions that settle live."""
+    return book_path.with_name(book_path.name.split(".")[0] + ".settled.txt.gz")
+
+
+def read_settled(path: Path) -> set[int]:
+    """The canonical keys recorded by :func:`record_settled`; none if there is no such file."""
+    if not path.exists():
+        return set()
+    with gzip.open(path, "rt", encoding="ascii") as file:
+        return {int(line, 16) for line in file if line.strip()}
+
+
+def record_settled(path: Path, keys: Iterable[int]) -> None:
+    """Add ``keys`` to the file: a gzip member of hex keys, one a line, appended, so that a kill loses
+    at most what has not been appended yet."""
+    lines = "".join(f"{key:x}\n" for key in keys)
+    if lines:
+        with gzip.open(path, "at", encoding="ascii") as file:
+            file.write(lines)
+
+
 @cache
 def shipped_book() -> Book | None:
     """The book in bots/, read once per process; ``None`` if none has been built."""
@@ -300,6 +322,10 @@ def build(
     until: int = CELLS,
     seconds: float | None = None,
     progress: Callable[[str], None] | None = None,
+    earlier: Book | None = None,
+    settled: set[int] | None = None,
+    checkpoint: Callable[[Book, list[int]], None] | None = None,
+    checkpoint_seconds: float = 300.0,
 ) -> Book:
     """A book for the side to move at each root, to ``plies`` stones.
 
@@ -316,6 +342,13 @@ def build(
     (:func:`settles_live`) is left to it, any other gets an entry and its replies
     are checked in turn. ``seconds`` bounds that pass: the roots it finished are
     the book's ``extended``. ``progress`` hears how the work goes.
+
+    The pass takes hours, so it can go on from where an earlier one stopped:
+    ``settled`` holds the canonical keys of positions already found to settle
+    live (new ones are added to it), and ``earlier``'s entries past ``plies`` are
+    taken as they are, their replies still checked. ``checkpoint`` hears, every
+    ``checkpoint_seconds`` and at the end, the book so far and the keys settled
+    since its last call, so that an interrupted run loses little.
     """
     if values is not None and plies > values.plies:
         raise ValueError(
@@ -371,27 +404,52 @@ def build(
             for reply in after.legal_moves():
                 own_turn(after.play(reply), f"{moves}{move + 1}{reply + 1}")
 
-    settled: set[int] = set()
+    live = set() if settled is None else settled
+    newly_settled: list[int] = []
     deadline = None if seconds is None else started + seconds
+    extended: list[str] = []
+    next_checkpoint = started + checkpoint_seconds
+
+    def book() -> Book:
+        elapsed = time.perf_counter() - started
+        return Book(entries, plies, root_list, nodes(), elapsed, solver_nodes, tuple(extended))
+
+    def save_progress() -> None:
+        nonlocal next_checkpoint
+        if checkpoint is not None:
+            checkpoint(book(), newly_settled.copy())
+            newly_settled.clear()
+        next_checkpoint = time.perf_counter() + checkpoint_seconds
 
     def extend(position: ConnectFour) -> bool:
         """Check ``position`` past ``plies`` and what follows it; ``False`` once time is up."""
         key = canonical(position)
-        if position.outcome() is not None or position.ply >= until or key in settled or key in entries:
+        if position.outcome() is not None or position.ply >= until or key in live or key in entries:
             return True
-        if deadline is not None and time.perf_counter() > deadline:
+        now = time.perf_counter()
+        if deadline is not None and now > deadline:
             return False
-        if settles_live(position, solver_nodes or 0):
-            settled.add(key)
-            if len(settled) % 500 == 0:
-                say(f"{len(settled):,} positions past the book settle live")
+        if now > next_checkpoint:
+            save_progress()
+        found = None if earlier is None else earlier.entries.get(key)
+        if found is not None:
+            entries[key] = found
+            after = position.play(found[0] if key == position.key() else WIDTH - 1 - found[0])
+            if after.outcome() is not None:
+                return True
+        elif settles_live(position, solver_nodes or 0):
+            live.add(key)
+            newly_settled.append(key)
+            if len(newly_settled) % 500 == 0:
+                say(f"{len(live):,} positions past the book settle live")
             return True
-        _, after = add(position, None)
-        if after is None:
-            return True
+        else:
+            _, reached = add(position, None)
+            if reached is None:
+                return True
+            after = reached
         return all(extend(after.play(reply)) for reply in after.legal_moves())
 
-    extended: list[str] = []
     for root in root_list:
         frontier.clear()
         own_turn(ConnectFour.from_moves(root), root)
@@ -401,6 +459,5 @@ def build(
             if all(extend(frontier[key]) for key in sorted(frontier)):
                 extended.append(root)
             say(f"root {root or '(empty)'!r} extended" if root in extended else "out of time")
-    return Book(
-        entries, plies, root_list, nodes(), time.perf_counter() - started, solver_nodes, tuple(extended)
-    )
+    save_progress()
+    return book()

@@ -19,6 +19,9 @@ from bots.connect4_book import (
     huffman_code,
     load,
     mirror_key,
+    read_settled,
+    record_settled,
+    settled_path,
     settles_live,
     shipped_book,
 )
@@ -90,6 +93,50 @@ def test_past_its_plies_a_book_goes_on_where_the_live_level_would_run_out_of_bud
                 assert settles_live(child, budget)
     out_of_time = build([LATE_ROOT], plies=plies, solver_nodes=budget, seconds=0)
     assert out_of_time.extended == ()
+
+
+def test_an_interrupted_extension_goes_on_where_it_stopped_and_ends_with_the_same_book(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plies, budget = len(LATE_ROOT) + 2, 2_000
+    whole = build([LATE_ROOT], plies=plies, solver_nodes=budget)
+    out = tmp_path / "book.json.gz"
+    settled_file = settled_path(out)
+    command = ["book", "connect4", "--plies", str(plies), "--root", LATE_ROOT, "--out", str(out)]
+    command += ["--solver-nodes", str(budget)]
+    # Out of time at once: the 12-stone part is saved, nothing past it is settled yet.
+    assert main([*command, "--seconds", "0"]) == 0
+    assert load(out).extended == () and read_settled(settled_file) == set()
+    # Part of the way: checkpoints record what was settled, as a kill would leave them.
+    checkpoints: list[tuple[Book, list[int]]] = []
+    partial = build(
+        [LATE_ROOT],
+        plies=plies,
+        solver_nodes=budget,
+        checkpoint=lambda book, keys: checkpoints.append((book, keys)),
+        checkpoint_seconds=0,
+    )
+    assert len(checkpoints) > 2 and partial.extended == (LATE_ROOT,)
+    halfway = checkpoints[len(checkpoints) // 2][0]
+    halfway.save(out)
+    record_settled(settled_file, [key for _, keys in checkpoints[: len(checkpoints) // 2] for key in keys])
+    known = read_settled(settled_file)
+    assert known and known < read_settled_all(checkpoints)
+    capsys.readouterr()
+    assert main([*command, "--resume"]) == 0
+    assert f"{len(known):,} positions settled live" in capsys.readouterr().out
+    resumed = load(out)
+    assert resumed.extended == (LATE_ROOT,) and resumed.entries == whole.entries
+    assert read_settled(settled_file) == read_settled_all(checkpoints)
+    # A resume needs the same plies and budget, and an extension pass to go on with.
+    assert main([*command[:-1], str(budget + 1), "--resume"]) == 2
+    assert "cannot resume" in capsys.readouterr().err
+    assert main([*command[:-2], "--resume"]) == 2
+    assert "give --solver-nodes" in capsys.readouterr().err
+
+
+def read_settled_all(checkpoints: list[tuple[Book, list[int]]]) -> set[int]:
+    return {key for _, keys in checkpoints for key in keys}
 
 
 def test_a_lookup_mirrors_the_move_of_a_mirrored_position() -> None:

@@ -11,7 +11,10 @@ for the transposition table (``--table`` entries, about 80 bytes each). With
 plain minimax above them builds a book to 12 stones in seconds. With
 ``--solver-nodes``, the book goes on past ``--plies`` wherever the live level,
 with that node budget, could not settle a position where the book ends (for the
-shipped book: level 8's budget), root by root until ``--seconds`` run out.
+shipped book: level 8's budget), root by root until ``--seconds`` run out. That
+pass saves the book every few minutes and records the positions it found to
+settle live beside it (``connect4_book.settled.txt.gz``), so ``--resume`` goes on
+where an earlier run stopped.
 """
 
 from __future__ import annotations
@@ -20,7 +23,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from bots.connect4_book import BOOK_PATH, ValueTable, build
+from bots.connect4_book import (
+    BOOK_PATH,
+    Book,
+    ValueTable,
+    build,
+    load,
+    read_settled,
+    record_settled,
+    settled_path,
+)
 from games import IllegalMoveError
 from games.connect4 import CELLS, ConnectFour
 
@@ -57,6 +69,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--seconds", type=float, default=None, help="with --solver-nodes: stop going on after this"
     )
     parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="with --solver-nodes: go on from the book at --out and the positions recorded as settled",
+    )
+    parser.add_argument(
         "--database",
         type=Path,
         default=None,
@@ -82,6 +99,30 @@ def run(args: argparse.Namespace) -> int:
             return _fail(f"cannot read the database: {error}")
         if args.plies > values.plies:
             return _fail(f"--plies {args.plies} goes past the database's {values.plies} stones")
+    earlier, settled = None, None
+    settled_file = settled_path(args.out)
+    if args.solver_nodes is not None:
+        if args.resume:
+            try:
+                earlier = load(args.out)
+                settled = read_settled(settled_file)
+            except (OSError, ValueError) as error:
+                return _fail(f"cannot resume: {error}")
+            if (earlier.plies, earlier.solver_nodes) != (args.plies, args.solver_nodes):
+                return _fail(
+                    f"cannot resume: {args.out} was built to ply {earlier.plies} with solver budget "
+                    f"{earlier.solver_nodes}, not {args.plies} and {args.solver_nodes}"
+                )
+            print(f"resuming: {len(earlier.entries):,} entries, {len(settled):,} positions settled live")
+        else:
+            settled_file.unlink(missing_ok=True)
+    elif args.resume:
+        return _fail("--resume goes on with an extension pass: give --solver-nodes")
+
+    def checkpoint(book: Book, newly_settled: list[int]) -> None:
+        record_settled(settled_file, newly_settled)
+        book.save(args.out)
+
     book = build(
         roots,
         args.plies,
@@ -91,8 +132,12 @@ def run(args: argparse.Namespace) -> int:
         until=args.until,
         seconds=args.seconds,
         progress=lambda line: print(line, flush=True),
+        earlier=earlier,
+        settled=settled,
+        checkpoint=None if args.solver_nodes is None else checkpoint,
     )
-    book.save(args.out)
+    if args.solver_nodes is None:
+        book.save(args.out)
     extended = ""
     if book.solver_nodes is not None:
         extended = (
