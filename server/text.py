@@ -43,12 +43,26 @@ def clean_name(text: str, max_length: int) -> str:
     visible or a space. Raises ``bad_field`` naming the first character that is not."""
     cleaned = _stripped(unicodedata.normalize("NFC", text), "name", max_length)
     for character in cleaned:
-        if unicodedata.category(character) in _REFUSED_IN_NAMES or character in INVISIBLE_LETTERS:
+        if not _shows_in_name(character):
             raise ProtocolError(
                 ErrorCode.BAD_FIELD,
                 f"name contains {_describe(character)}, which does not show: names are visible characters",
             )
     return cleaned
+
+
+def repaired_name(text: str, max_length: int) -> str | None:
+    """What is left of a name stored before :func:`clean_name`'s rules: NFC, the characters that do not
+    show dropped, stripped, cut to ``max_length``; ``None`` if nothing shows. For names that cannot be
+    refused any more, only mended (migration 0002)."""
+    shown = "".join(filter(_shows_in_name, unicodedata.normalize("NFC", text)))
+    # Again: a dropped character may have kept an accent from its letter.
+    shown = unicodedata.normalize("NFC", shown).strip()
+    return shown[:max_length].rstrip() or None
+
+
+def _shows_in_name(character: str) -> bool:
+    return unicodedata.category(character) not in _REFUSED_IN_NAMES and character not in INVISIBLE_LETTERS
 
 
 def clean_text(text: str, what: str, max_length: int) -> str:

@@ -6,18 +6,21 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from pg_scratch import temporary_postgres_database
-from sqlalchemy import Column, Integer, MetaData, inspect
+from sqlalchemy import Column, Integer, MetaData, insert, inspect, select
 from sqlalchemy.engine import Connection
 
+from server.protocol import MAX_NAME_LENGTH
 from server.storage.engine import create_engine
 from server.storage.migrate import PROJECT_ROOT, upgrade_to_head
-from server.storage.models import Base
+from server.storage.models import Base, PlayerRow
+from server.text import clean_name
 
 TABLES = {"players", "matches", "seats", "moves"}
 
@@ -96,9 +99,53 @@ async def inspect_tables(url: str) -> set[str]:
 
 async def test_the_command_line_upgrades_and_downgrades(empty_database_url: str) -> None:
     output = alembic("-x", f"db={empty_database_url}", "upgrade", "head")
-    assert "Running upgrade  -> 0001" in output
+    assert "Running upgrade  -> 0001" in output and "Running upgrade 0001 -> 0002" in output
     assert await inspect_tables(empty_database_url) == {*TABLES, "alembic_version"}
-    assert "0001 (head)" in alembic("-x", f"db={empty_database_url}", "current")
+    assert "0002 (head)" in alembic("-x", f"db={empty_database_url}", "current")
 
     alembic("downgrade", "base", env={"PLYARENA_DB": empty_database_url})
     assert await inspect_tables(empty_database_url) == {"alembic_version"}
+
+
+STORED_BEFORE_THE_NAME_RULES = {
+    # player id: (name as stored, name after the migration)
+    "a1" * 16: ("Ada", "Ada"),
+    "b2" * 16: ("Cafe\u0301 \u202eevil", "Caf\u00e9 evil"),  # decomposed accent; a right-to-left override
+    "c3" * 16: ("\u200b\u3164\u200d", "player c3c3c3"),  # nothing that shows
+    "d4" * 16: ("x" * 40, "x" * 32),  # longer than the protocol allows
+    "e5" * 16: ("Robert'); DROP TABLE players;--", "Robert'); DROP TABLE players;--"),
+}
+
+
+async def test_names_stored_before_the_name_rules_are_mended(empty_database_url: str) -> None:
+    alembic("-x", f"db={empty_database_url}", "upgrade", "0001")
+    engine = create_engine(empty_database_url, pooled=False)
+    now = datetime.now(UTC)
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(
+                insert(PlayerRow),
+                [
+                    {
+                        "id": player_id,
+                        "name": stored,
+                        "token_hash": f"hash-{player_id}",
+                        "is_bot": False,
+                        "created_at": now,
+                        "last_seen_at": now,
+                    }
+                    for player_id, (stored, _) in STORED_BEFORE_THE_NAME_RULES.items()
+                ],
+            )
+        await upgrade_to_head(engine)
+        async with engine.connect() as connection:
+            rows = await connection.execute(select(PlayerRow.id, PlayerRow.name, PlayerRow.token_hash))
+            stored = {player_id: (name, token_hash) for player_id, name, token_hash in rows}
+    finally:
+        await engine.dispose()
+    assert stored == {
+        player_id: (mended, f"hash-{player_id}")
+        for player_id, (_, mended) in STORED_BEFORE_THE_NAME_RULES.items()
+    }
+    for name, _ in stored.values():
+        assert clean_name(name, MAX_NAME_LENGTH) == name  # each passes today's rules
