@@ -31,8 +31,9 @@ position object per node.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import product
 
-from games.base import Game, IllegalMoveError, Outcome, cells
+from games.base import Game, IllegalMoveError, Outcome
 
 WIDTH = 7
 HEIGHT = 6
@@ -50,8 +51,17 @@ TOP_CELLS = tuple(1 << (HEIGHT - 1) + column * COLUMN_BITS for column in range(W
 CENTRE_FIRST = (3, 2, 4, 1, 5, 0, 6)
 """Columns from the centre outwards: central stones take part in the most lines."""
 
-_COLUMN_CELLS = (1 << HEIGHT) - 1
-_COLUMN_SHIFTS = tuple(column * COLUMN_BITS for column in range(WIDTH))
+_ROW_BITS = BOTTOM
+"""The bottom row's cells: shifted right by ``row``, a side's stones in that row sit on these bits."""
+_ROW_TEXT = {
+    sum((1 << column * COLUMN_BITS + code) for column, code in enumerate(codes) if code >= 0): "".join(
+        "x" if code == 0 else "o" if code == 1 else "." for code in codes
+    )
+    for codes in product((0, 1, -1), repeat=WIDTH)
+}
+"""A grid row's text by its cells: Red's on the row bits, Yellow's one bit above each (7 apart, so the
+two never meet). A row a lookup: every move sends the board, and this is on each move's path."""
+_ROW_SHIFTS_TOP_DOWN = tuple(range(HEIGHT - 1, -1, -1))
 
 # Bit distance between neighbouring cells along each line direction.
 _VERTICAL, _HORIZONTAL, _DIAGONAL_UP, _DIAGONAL_DOWN = 1, COLUMN_BITS, COLUMN_BITS + 1, COLUMN_BITS - 1
@@ -256,12 +266,10 @@ class ConnectFour:
 
     def grid(self) -> tuple[str, ...]:
         red, yellow = self.stones(0), self.stones(1)
-        # Each column bottom-up from the bitboards, then read across, top row first.
-        columns = [
-            cells(red >> shift & _COLUMN_CELLS, yellow >> shift & _COLUMN_CELLS, HEIGHT)[::-1]
-            for shift in _COLUMN_SHIFTS
-        ]
-        return tuple(map("".join, zip(*columns, strict=True)))
+        return tuple(
+            _ROW_TEXT[red >> row & _ROW_BITS | (yellow >> row & _ROW_BITS) << 1]
+            for row in _ROW_SHIFTS_TOP_DOWN
+        )
 
     def __str__(self) -> str:
         """The board, top row first: ``R`` Red, ``Y`` Yellow, ``.`` empty."""
