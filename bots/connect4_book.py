@@ -359,7 +359,6 @@ def build(
     entries: dict[int, tuple[int, int]] = {}
     started = time.perf_counter()
     root_list = tuple(roots)
-    frontier: dict[int, ConnectFour] = {}
 
     def oracle(position: ConnectFour) -> WeakSolver | _TableMinimax:
         if minimax is not None and values is not None and position.ply < values.plies:
@@ -391,7 +390,8 @@ def build(
         after = position.play(move)
         return move, None if after.outcome() is not None else after
 
-    def own_turn(position: ConnectFour, moves: str) -> None:
+    def own_turn(position: ConnectFour, moves: str, frontier: dict[int, ConnectFour]) -> None:
+        """Enter the side's positions from ``position`` on, to ``plies`` stones; collect those past it."""
         if position.outcome() is not None:
             return
         if position.ply >= plies:
@@ -402,10 +402,11 @@ def build(
         move, after = add(position, moves)
         if after is not None:
             for reply in after.legal_moves():
-                own_turn(after.play(reply), f"{moves}{move + 1}{reply + 1}")
+                own_turn(after.play(reply), f"{moves}{move + 1}{reply + 1}", frontier)
 
     live = set() if settled is None else settled
     newly_settled: list[int] = []
+    settled_here = 0
     deadline = None if seconds is None else started + seconds
     extended: list[str] = []
     next_checkpoint = started + checkpoint_seconds
@@ -423,6 +424,7 @@ def build(
 
     def extend(position: ConnectFour) -> bool:
         """Check ``position`` past ``plies`` and what follows it; ``False`` once time is up."""
+        nonlocal settled_here
         key = canonical(position)
         if position.outcome() is not None or position.ply >= until or key in live or key in entries:
             return True
@@ -440,7 +442,8 @@ def build(
         elif settles_live(position, solver_nodes or 0):
             live.add(key)
             newly_settled.append(key)
-            if len(newly_settled) % 500 == 0:
+            settled_here += 1
+            if settled_here % 500 == 0:
                 say(f"{len(live):,} positions past the book settle live")
             return True
         else:
@@ -450,12 +453,13 @@ def build(
             after = reached
         return all(extend(after.play(reply)) for reply in after.legal_moves())
 
-    for root in root_list:
-        frontier.clear()
-        own_turn(ConnectFour.from_moves(root), root)
-        if solver_nodes is not None:
-            count = len(frontier)
-            say(f"root {root or '(empty)'!r}: {count:,} positions where the book ends")
+    # Every root to ``plies`` first, so that each checkpoint holds a whole book; then past it, root by root.
+    frontiers = {root: dict[int, ConnectFour]() for root in root_list}
+    for root, frontier in frontiers.items():
+        own_turn(ConnectFour.from_moves(root), root, frontier)
+    if solver_nodes is not None:
+        for root, frontier in frontiers.items():
+            say(f"root {root or '(empty)'!r}: {len(frontier):,} positions where the book ends")
             if all(extend(frontier[key]) for key in sorted(frontier)):
                 extended.append(root)
             say(f"root {root or '(empty)'!r} extended" if root in extended else "out of time")

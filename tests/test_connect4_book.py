@@ -104,9 +104,10 @@ def test_an_interrupted_extension_goes_on_where_it_stopped_and_ends_with_the_sam
     settled_file = settled_path(out)
     command = ["book", "connect4", "--plies", str(plies), "--root", LATE_ROOT, "--out", str(out)]
     command += ["--solver-nodes", str(budget)]
-    # Out of time at once: the 12-stone part is saved, nothing past it is settled yet.
+    # Out of time at once: the book to its plies is saved whole, nothing past it is settled yet.
     assert main([*command, "--seconds", "0"]) == 0
     assert load(out).extended == () and read_settled(settled_file) == set()
+    assert load(out).entries == build([LATE_ROOT], plies=plies).entries
     # Part of the way: checkpoints record what was settled, as a kill would leave them.
     checkpoints: list[tuple[Book, list[int]]] = []
     partial = build(
