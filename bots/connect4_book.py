@@ -12,8 +12,10 @@ first player from the empty board, the second after a first move). At the
 side's own turns the book holds one move, one that keeps the value; at the
 opponent's turns every reply is followed. So, playing the book's moves, the side
 meets only positions the book holds until it runs out at ``plies`` stones; from
-there the live solver takes over. Lost positions get no entry: any move keeps a
-loss.
+there the live solver takes over. In a lost position (the second player's after a
+centre opening) the book plays the move that leaves the fewest winning replies
+(:func:`resisting_move`) and follows every reply, so that it keeps whatever an
+opponent's mistake gives away; past ``plies``, lost positions get no entry.
 
 Where the values come from: the exact solver, weakly (win, draw or loss only,
 :class:`~bots.connect4_solver.WeakSolver`), which is fine for late roots but
@@ -283,6 +285,24 @@ class _TableMinimax:
         return len(self._known)
 
 
+def resisting_move(position: ConnectFour, value_of: Callable[[ConnectFour], int]) -> int:
+    """In a lost position, the move that leaves the opponent the fewest winning replies, centre first
+    among equals. Every move loses to perfect play; against a person, the fewest ways to win are the
+    best chance that they miss them all, and the book then keeps what they let go."""
+
+    def wins_for_them(after: ConnectFour, reply: int) -> bool:
+        if after.is_winning_move(reply):
+            return True
+        child = after.play(reply)
+        return child.outcome() is None and value_of(child) < 0
+
+    def winning_replies(move: int) -> int:
+        after = position.play(move)
+        return sum(wins_for_them(after, reply) for reply in after.legal_moves())
+
+    return min(_centre_first(position.legal_moves()), key=winning_replies)
+
+
 def _centre_first(moves: list[int]) -> list[int]:
     return sorted(moves, key=CENTRE_FIRST.index)
 
@@ -345,8 +365,9 @@ def build(
 
     The pass takes hours, so it can go on from where an earlier one stopped:
     ``settled`` holds the canonical keys of positions already found to settle
-    live (new ones are added to it), and ``earlier``'s entries past ``plies`` are
-    taken as they are, their replies still checked. ``checkpoint`` hears, every
+    live (new ones are added to it), and ``earlier``'s entries (from the same
+    values) are taken as they are instead of being worked out again, their
+    replies still followed. ``checkpoint`` hears, every
     ``checkpoint_seconds`` and at the end, the book so far and the keys settled
     since its last call, so that an interrupted run loses little.
     """
@@ -373,17 +394,24 @@ def build(
             elapsed = time.perf_counter() - started
             progress(f"{elapsed:8.0f}s {text}: {len(entries):,} entries, {nodes():,} nodes")
 
-    def add(position: ConnectFour, moves: str | None) -> tuple[int, ConnectFour | None]:
+    def add(position: ConnectFour, moves: str | None, *, lost_too: bool) -> tuple[int, ConnectFour | None]:
         """Enter ``position`` (reached by ``moves``, if known) in the book: its move, and the position
-        after it if the game goes on (-1 and ``None`` for a lost position, which gets no entry)."""
+        after it if the game goes on. A lost position gets its :func:`resisting_move` if ``lost_too``,
+        else no entry (-1 and ``None``)."""
         key = position.key()
         mirrored = mirror_key(key)
-        source = oracle(position)
-        value = source.value(position)
-        if value < 0:
-            return -1, None  # lost: no move to keep
-        move = source.keeping_move(position, value)
-        assert move is not None
+        found = None if earlier is None else earlier.entries.get(min(key, mirrored))
+        if found is not None:  # the same values, so the same entry: taken as it is
+            move, value = WIDTH - 1 - found[0] if mirrored < key else found[0], found[1]
+        else:
+            source = oracle(position)
+            value = source.value(position)
+            if value < 0 and not lost_too:
+                return -1, None
+            move = (
+                resisting_move(position, source.value) if value < 0 else source.keeping_move(position, value)
+            )
+            assert move is not None
         entries[min(key, mirrored)] = (WIDTH - 1 - move if mirrored < key else move, value)
         if moves is not None and len(moves) <= 6:
             say(f"{moves or '(empty)':>8} plays {move + 1} value {value:+d}")
@@ -399,7 +427,7 @@ def build(
             return
         if canonical(position) in entries:
             return  # reached before by another order of the same moves
-        move, after = add(position, moves)
+        move, after = add(position, moves, lost_too=True)
         if after is not None:
             for reply in after.legal_moves():
                 own_turn(after.play(reply), f"{moves}{move + 1}{reply + 1}", frontier)
@@ -433,25 +461,15 @@ def build(
             return False
         if now > next_checkpoint:
             save_progress()
-        found = None if earlier is None else earlier.entries.get(key)
-        if found is not None:
-            entries[key] = found
-            after = position.play(found[0] if key == position.key() else WIDTH - 1 - found[0])
-            if after.outcome() is not None:
-                return True
-        elif settles_live(position, solver_nodes or 0):
+        if (earlier is None or key not in earlier.entries) and settles_live(position, solver_nodes or 0):
             live.add(key)
             newly_settled.append(key)
             settled_here += 1
             if settled_here % 500 == 0:
                 say(f"{len(live):,} positions past the book settle live")
             return True
-        else:
-            _, reached = add(position, None)
-            if reached is None:
-                return True
-            after = reached
-        return all(extend(after.play(reply)) for reply in after.legal_moves())
+        _, after = add(position, None, lost_too=False)
+        return after is None or all(extend(after.play(reply)) for reply in after.legal_moves())
 
     # Every root to ``plies`` first, so that each checkpoint holds a whole book; then past it, root by root.
     frontiers = {root: dict[int, ConnectFour]() for root in root_list}

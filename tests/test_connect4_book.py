@@ -21,6 +21,7 @@ from bots.connect4_book import (
     mirror_key,
     read_settled,
     record_settled,
+    resisting_move,
     settled_path,
     settles_live,
     shipped_book,
@@ -138,6 +139,35 @@ def test_an_interrupted_extension_goes_on_where_it_stopped_and_ends_with_the_sam
 
 def read_settled_all(checkpoints: list[tuple[Book, list[int]]]) -> set[int]:
     return {key for _, keys in checkpoints for key in keys}
+
+
+def test_in_a_lost_position_the_book_leaves_the_fewest_winning_replies_and_keeps_what_mistakes_give() -> None:
+    lost_root = LATE_ROOT + "4"
+    position = ConnectFour.from_moves(lost_root)
+    assert exact_value(position) == -1
+
+    def winning_replies(move: int) -> int:
+        after = position.play(move)
+        return sum(
+            after.is_winning_move(reply) or exact_value(after.play(reply)) == -1
+            for reply in after.legal_moves()
+        )
+
+    fewest = min(winning_replies(move) for move in position.legal_moves())
+    assert 0 < fewest < len(position.legal_moves())  # some replies are mistakes
+    chosen = resisting_move(position, exact_value)
+    assert winning_replies(chosen) == fewest
+
+    book = build([lost_root], plies=len(lost_root) + 4)
+    entry = book.lookup(position)
+    assert entry == BookMove(resisting_move(position, WeakSolver().value), -1)
+    after = position.play(entry.move)
+    mistakes = [after.play(reply) for reply in after.legal_moves() if not after.is_winning_move(reply)]
+    mistakes = [child for child in mistakes if exact_value(child) >= 0]
+    assert mistakes, "some reply gives the game away"
+    for child in mistakes:
+        kept = book.lookup(child)
+        assert kept is not None and kept.value == exact_value(child) >= 0
 
 
 def test_a_lookup_mirrors_the_move_of_a_mirrored_position() -> None:

@@ -3,8 +3,8 @@
 The book (see :mod:`bots.connect4_book`) holds, for the positions a player meets
 before ``--plies`` stones while it follows the book, a move that keeps the
 position's value. By default it is built for the first player from the empty
-board and for the second player after each first move that does not lose for
-it; ``--root`` picks other positions. Built by the pure-Python solver alone, it
+board and for the second player after each first move; ``--root`` picks other
+positions. Built by the pure-Python solver alone, it
 weakly solves the opening: days of one core for the empty board, and gigabytes
 for the transposition table (``--table`` entries, about 80 bytes each). With
 ``--database``, the values of every 12-stone position come from that file and a
@@ -37,9 +37,10 @@ from games import IllegalMoveError
 from games.connect4 import CELLS, ConnectFour
 
 HELP = "build the Connect Four opening book that the perfect level plays from"
-DEFAULT_ROOTS = ("", "1", "2", "3")
-"""The empty board, and the second player's turn after a first move other than the centre
-(the mirror images, 5 to 7, share their entries); after a centre opening the second player loses."""
+DEFAULT_ROOTS = ("", "1", "2", "3", "4")
+"""The empty board, and the second player's turn after each first move (the mirror images, 5 to 7,
+share their entries). After a centre opening the second player loses, and the book plays on for
+the first player's mistakes (see :func:`bots.connect4_book.resisting_move`)."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
