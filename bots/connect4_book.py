@@ -476,10 +476,16 @@ def build(
     for root, frontier in frontiers.items():
         own_turn(ConnectFour.from_moves(root), root, frontier)
     if solver_nodes is not None:
-        for root, frontier in frontiers.items():
-            say(f"root {root or '(empty)'!r}: {len(frontier):,} positions where the book ends")
-            if all(extend(frontier[key]) for key in sorted(frontier)):
-                extended.append(root)
-            say(f"root {root or '(empty)'!r} extended" if root in extended else "out of time")
+        try:
+            for root, frontier in frontiers.items():
+                say(f"root {root or '(empty)'!r}: {len(frontier):,} positions where the book ends")
+                if all(extend(frontier[key]) for key in sorted(frontier)):
+                    extended.append(root)
+                say(f"root {root or '(empty)'!r} extended" if root in extended else "out of time")
+        except KeyboardInterrupt:
+            # Stopped by hand: what is known so far is consistent (an entry whose replies were not all
+            # checked yet is checked again on resuming), so keep it.
+            save_progress()
+            raise
     save_progress()
     return book()

@@ -137,6 +137,25 @@ def test_an_interrupted_extension_goes_on_where_it_stopped_and_ends_with_the_sam
     assert "give --solver-nodes" in capsys.readouterr().err
 
 
+def test_an_extension_stopped_by_hand_keeps_what_it_knows() -> None:
+    plies, budget = len(LATE_ROOT) + 2, 2_000
+    saved: list[Book] = []
+
+    def stop_by_hand(line: str) -> None:
+        if "where the book ends" in line:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        build(
+            [LATE_ROOT],
+            plies=plies,
+            solver_nodes=budget,
+            progress=stop_by_hand,
+            checkpoint=lambda book, _: saved.append(book),
+        )
+    assert [book.entries for book in saved] == [build([LATE_ROOT], plies=plies).entries]
+
+
 def read_settled_all(checkpoints: list[tuple[Book, list[int]]]) -> set[int]:
     return {key for _, keys in checkpoints for key in keys}
 
