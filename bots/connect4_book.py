@@ -68,9 +68,9 @@ class Book:
     roots: tuple[str, ...]
     """The positions the book was built from, as column digits ("" is the empty board)."""
     nodes: int = 0
-    """Positions the solver visited to build it."""
+    """Positions the solver visited to build it (over every run, if it was resumed)."""
     seconds: float = 0.0
-    """How long building it took."""
+    """How long building it took (summed over every run, if it was resumed)."""
     solver_nodes: int | None = None
     """If set, past ``plies`` the book goes on wherever the live level could not settle a
     position within this node budget (see :func:`build`)."""
@@ -440,8 +440,11 @@ def build(
     next_checkpoint = started + checkpoint_seconds
 
     def book() -> Book:
-        elapsed = time.perf_counter() - started
-        return Book(entries, plies, root_list, nodes(), elapsed, solver_nodes, tuple(extended))
+        # A resumed build counts the work of the runs before it too.
+        work, elapsed = nodes(), time.perf_counter() - started
+        if earlier is not None:
+            work, elapsed = work + earlier.nodes, elapsed + earlier.seconds
+        return Book(entries, plies, root_list, work, elapsed, solver_nodes, tuple(extended))
 
     def save_progress() -> None:
         nonlocal next_checkpoint
