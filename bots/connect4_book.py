@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -313,23 +314,88 @@ def _safe_moves(position: ConnectFour) -> list[int]:
     return [column for column in CENTRE_FIRST if safe & COLUMN_MASKS[column]]
 
 
-def settles_live(position: ConnectFour, max_nodes: int) -> bool:
-    """Whether the live perfect level settles ``position`` within ``max_nodes`` without its book.
+def live_move(position: ConnectFour, max_nodes: int) -> int | None:
+    """The move the live perfect level plays in ``position`` without its book, or ``None`` if its
+    searches do not fit ``max_nodes`` (it then falls back to its depth search).
 
     As :func:`bots.levels.choose_move` does: the exact score, or failing that a
     move that keeps the value, each with a fresh solver and the whole budget.
     """
     try:
-        solve(position, max_nodes=max_nodes)
-        return True
+        return solve(position, max_nodes=max_nodes).move
     except SolverBudgetExceeded:
         pass
     solver = WeakSolver(max_nodes=max_nodes)
     try:
-        solver.keeping_move(position, solver.value(position))
-        return True
+        return solver.keeping_move(position, solver.value(position))
     except SolverBudgetExceeded:
-        return False
+        return None
+
+
+def settles_live(position: ConnectFour, max_nodes: int) -> bool:
+    """Whether the live perfect level settles ``position`` within ``max_nodes`` without its book."""
+    return live_move(position, max_nodes) is not None
+
+
+def book_ends(book: Book, root: str) -> list[ConnectFour]:
+    """Where the book ends for its side from ``root``: the positions past its plies, with no entry,
+    that the side meets playing the book against every reply. The live level plays on from these."""
+    ends: dict[int, ConnectFour] = {}
+    seen: set[int] = set()
+    stack = [ConnectFour.from_moves(root)]
+    while stack:
+        position = stack.pop()
+        key = canonical(position)
+        if position.outcome() is not None or key in seen:
+            continue
+        seen.add(key)
+        entry = book.lookup(position)
+        if entry is None:
+            if position.ply >= book.plies:
+                ends[key] = position
+            continue
+        after = position.play(entry.move)
+        if after.outcome() is None:
+            stack.extend(after.play(reply) for reply in after.legal_moves())
+    return [ends[key] for key in sorted(ends)]
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeCheck:
+    """How the live level fares where a book ends (:func:`check_edges`)."""
+
+    root: str
+    ends: int
+    """Positions where the book ends."""
+    sampled: int
+    settled: int
+    """Of the sampled, those the live level settles within the book's solver budget."""
+    deeper: int
+    """Positions two plies on from the settled ones (the live move, then a random reply) not in the book."""
+    deeper_settled: int
+
+
+def check_edges(book: Book, root: str, samples: int, rng: random.Random, max_nodes: int) -> EdgeCheck:
+    """Sample where ``book`` ends from ``root`` and try the live level with ``max_nodes`` there, and two
+    plies on. Where the extension pass finished a root, every position where the book ends settles;
+    two plies on, nothing was checked: this measures it."""
+    ends = book_ends(book, root)
+    settled = deeper = deeper_settled = 0
+    sample = rng.sample(ends, min(samples, len(ends)))
+    for position in sample:
+        move = live_move(position, max_nodes)
+        if move is None:
+            continue
+        settled += 1
+        after = position.play(move)
+        if after.outcome() is not None:
+            continue
+        child = after.play(rng.choice(after.legal_moves()))
+        if child.outcome() is not None or book.lookup(child) is not None:
+            continue
+        deeper += 1
+        deeper_settled += settles_live(child, max_nodes)
+    return EdgeCheck(root, len(ends), len(sample), settled, deeper, deeper_settled)
 
 
 def build(

@@ -14,8 +14,10 @@ from bots.connect4_book import (
     Book,
     BookMove,
     ValueTable,
+    book_ends,
     build,
     canonical,
+    check_edges,
     huffman_code,
     load,
     mirror_key,
@@ -187,6 +189,35 @@ def test_in_a_lost_position_the_book_leaves_the_fewest_winning_replies_and_keeps
     for child in mistakes:
         kept = book.lookup(child)
         assert kept is not None and kept.value == exact_value(child) >= 0
+
+
+def test_where_an_extended_book_ends_the_live_level_settles_every_position(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plies, budget = len(LATE_ROOT) + 2, 2_000
+    short = build([LATE_ROOT], plies=plies)
+    ends = book_ends(short, LATE_ROOT)
+    assert ends and all(position.ply >= plies and short.lookup(position) is None for position in ends)
+    assert not all(settles_live(position, budget) for position in ends)  # so the extension has work
+
+    extended = build([LATE_ROOT], plies=plies, solver_nodes=budget)
+    checked = check_edges(extended, LATE_ROOT, 1_000, random.Random(1), budget)
+    assert checked.sampled == checked.ends == len(book_ends(extended, LATE_ROOT)) > 0
+    assert checked.settled == checked.sampled
+    assert 0 <= checked.deeper_settled <= checked.deeper <= checked.settled
+
+    out = tmp_path / "book.json.gz"
+    extended.save(out)
+    command = ["book", "connect4", "--check", "3", "--out", str(out)]
+    assert main(command) == 0
+    report = capsys.readouterr().out
+    assert "Where the book ends" in report and f"{budget:,} solver nodes" in report
+    assert LATE_ROOT in report and "yes" in report  # the root, extended
+    short.save(out)
+    assert main(command) == 2
+    assert "give --solver-nodes" in capsys.readouterr().err
+    assert main(["book", "connect4", "--root", LATE_ROOT]) == 2
+    assert "--plies is needed" in capsys.readouterr().err
 
 
 def test_a_lookup_mirrors_the_move_of_a_mirrored_position() -> None:

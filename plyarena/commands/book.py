@@ -4,30 +4,41 @@ The book (see :mod:`bots.connect4_book`) holds, for the positions a player meets
 before ``--plies`` stones while it follows the book, a move that keeps the
 position's value. By default it is built for the first player from the empty
 board and for the second player after each first move; ``--root`` picks other
-positions. Built by the pure-Python solver alone, it
-weakly solves the opening: days of one core for the empty board, and gigabytes
-for the transposition table (``--table`` entries, about 80 bytes each). With
-``--database``, the values of every 12-stone position come from that file and a
-plain minimax above them builds a book to 12 stones in seconds. With
-``--solver-nodes``, the book goes on past ``--plies`` wherever the live level,
-with that node budget, could not settle a position where the book ends (for the
-shipped book: level 8's budget), root by root until ``--seconds`` run out. That
-pass saves the book every few minutes and records the positions it found to
-settle live beside it (``connect4_book.settled.txt.gz``), so ``--resume`` goes on
-where an earlier run stopped.
+positions. Built by the pure-Python solver alone, it weakly solves the opening:
+days of one core for the empty board, and gigabytes for the transposition table
+(``--table`` entries, about 80 bytes each). With ``--database``, the values of
+every 12-stone position come from that file and a plain minimax above them
+builds a book to 12 stones in minutes.
+
+With ``--solver-nodes``, the book goes on past ``--plies`` wherever the live
+level, with that node budget, could not settle a position where the book ends
+(for the shipped book: level 8's budget), root by root until ``--seconds`` run
+out. That pass saves the book every few minutes and records the positions it
+found to settle live beside it (``connect4_book.settled.txt.gz``), so
+``--resume`` goes on where an earlier run stopped.
+
+``--check N`` builds nothing: it samples where the book at ``--out`` ends and
+tries the live level there and two plies on, which is as far as the extension
+pass's guarantee reaches.
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 from pathlib import Path
+
+from rich.console import Console
+from rich.progress import Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
 from bots.connect4_book import (
     BOOK_PATH,
     Book,
     ValueTable,
     build,
+    check_edges,
     load,
     read_settled,
     record_settled,
@@ -46,8 +57,20 @@ the first player's mistakes (see :func:`bots.connect4_book.resisting_move`)."""
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("game", choices=("connect4",))
     parser.add_argument(
-        "--plies", type=int, required=True, help="leave positions with this many stones to the solver"
+        "--plies",
+        type=int,
+        default=None,
+        help="leave positions with this many stones to the solver (to build)",
     )
+    parser.add_argument(
+        "--check",
+        type=int,
+        default=None,
+        metavar="N",
+        help="instead of building: sample N positions per root where the book at --out ends, and try the "
+        "live level there and two plies on, with the book's solver budget (or --solver-nodes)",
+    )
+    parser.add_argument("--seed", type=int, default=1, help="with --check: seeds the samples (default 1)")
     parser.add_argument(
         "--out", type=Path, default=BOOK_PATH, help=f"where to write (default {BOOK_PATH.name})"
     )
@@ -90,6 +113,10 @@ def run(args: argparse.Namespace) -> int:
             ConnectFour.from_moves(root)
         except IllegalMoveError as error:
             return _fail(f"bad root {root!r}: {error.reason}")
+    if args.check is not None:
+        return _check(args)
+    if args.plies is None:
+        return _fail("--plies is needed to build a book (or --check N to check one)")
     if not 0 <= args.plies <= CELLS:
         return _fail(f"--plies must be from 0 to {CELLS}, got {args.plies}")
     values = None
@@ -149,6 +176,34 @@ def run(args: argparse.Namespace) -> int:
         f"{book.nodes:,} nodes in {book.seconds:.0f} s: {args.out}",
         flush=True,
     )
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    """Print how the live level fares where the book ends, root by root."""
+    try:
+        book = load(args.out)
+    except (OSError, ValueError) as error:
+        return _fail(f"cannot read the book: {error}")
+    max_nodes = args.solver_nodes or book.solver_nodes
+    if max_nodes is None:
+        return _fail("the book was built without a solver budget: give --solver-nodes")
+    roots = tuple(args.root) if args.root is not None else book.roots
+    table = Table(title=f"Where the book ends: the live level with {max_nodes:,} solver nodes")
+    table.add_column("root", no_wrap=True)
+    for column in ("extended", "positions", "sampled", "settled", "two plies on", "settled there"):
+        table.add_column(column, justify="right")
+    rng = random.Random(args.seed)
+    with Progress(TextColumn("{task.description}"), TimeElapsedColumn(), transient=True) as progress:
+        for root in roots:
+            task = progress.add_task(f"root {root or '(empty)'!r}")
+            checked = check_edges(book, root, args.check, rng, max_nodes)
+            progress.remove_task(task)
+            table.add_row(
+                root or "(empty)", "yes" if root in book.extended else "no", f"{checked.ends:,}",
+                str(checked.sampled), str(checked.settled), str(checked.deeper), str(checked.deeper_settled),
+            )  # fmt: skip
+    Console().print(table)
     return 0
 
 
