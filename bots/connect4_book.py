@@ -13,9 +13,9 @@ side's own turns the book holds one move, one that keeps the value; at the
 opponent's turns every reply is followed. So, playing the book's moves, the side
 meets only positions the book holds until it runs out at ``plies`` stones; from
 there the live solver takes over. In a lost position (the second player's after a
-centre opening) the book plays the move that leaves the fewest winning replies
-(:func:`resisting_move`) and follows every reply, so that it keeps whatever an
-opponent's mistake gives away; past ``plies``, lost positions get no entry.
+centre opening) the book plays the first move, centre first, that does not lose
+at once, and follows every reply, so that it keeps whatever an opponent's mistake
+gives away; past ``plies``, lost positions get no entry.
 
 Where the values come from: the exact solver, weakly (win, draw or loss only,
 :class:`~bots.connect4_solver.WeakSolver`), which is fine for late roots but
@@ -286,24 +286,6 @@ class _TableMinimax:
         return len(self._known)
 
 
-def resisting_move(position: ConnectFour, value_of: Callable[[ConnectFour], int]) -> int:
-    """In a lost position, the move that leaves the opponent the fewest winning replies, centre first
-    among equals. Every move loses to perfect play; against a person, the fewest ways to win are the
-    best chance that they miss them all, and the book then keeps what they let go."""
-
-    def wins_for_them(after: ConnectFour, reply: int) -> bool:
-        if after.is_winning_move(reply):
-            return True
-        child = after.play(reply)
-        return child.outcome() is None and value_of(child) < 0
-
-    def winning_replies(move: int) -> int:
-        after = position.play(move)
-        return sum(wins_for_them(after, reply) for reply in after.legal_moves())
-
-    return min(_centre_first(position.legal_moves()), key=winning_replies)
-
-
 def _centre_first(moves: list[int]) -> list[int]:
     return sorted(moves, key=CENTRE_FIRST.index)
 
@@ -462,8 +444,8 @@ def build(
 
     def add(position: ConnectFour, moves: str | None, *, lost_too: bool) -> tuple[int, ConnectFour | None]:
         """Enter ``position`` (reached by ``moves``, if known) in the book: its move, and the position
-        after it if the game goes on. A lost position gets its :func:`resisting_move` if ``lost_too``,
-        else no entry (-1 and ``None``)."""
+        after it if the game goes on. A lost position gets an entry only if ``lost_too`` (else -1 and
+        ``None``)."""
         key = position.key()
         mirrored = mirror_key(key)
         found = None if earlier is None else earlier.entries.get(min(key, mirrored))
@@ -474,9 +456,7 @@ def build(
             value = source.value(position)
             if value < 0 and not lost_too:
                 return -1, None
-            move = (
-                resisting_move(position, source.value) if value < 0 else source.keeping_move(position, value)
-            )
+            move = source.keeping_move(position, value)  # lost: the first that does not lose at once
             assert move is not None
         entries[min(key, mirrored)] = (WIDTH - 1 - move if mirrored < key else move, value)
         if moves is not None and len(moves) <= 6:

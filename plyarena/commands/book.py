@@ -51,7 +51,7 @@ HELP = "build the Connect Four opening book that the perfect level plays from"
 DEFAULT_ROOTS = ("", "1", "2", "3", "4")
 """The empty board, and the second player's turn after each first move (the mirror images, 5 to 7,
 share their entries). After a centre opening the second player loses, and the book plays on for
-the first player's mistakes (see :func:`bots.connect4_book.resisting_move`)."""
+the first player's mistakes."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
