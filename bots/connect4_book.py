@@ -39,8 +39,18 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from bots.connect4_solver import SolverBudgetExceeded, WeakSolver, solve
-from games.connect4 import CELLS, CENTRE_FIRST, COLUMN_BITS, COLUMN_MASKS, HEIGHT, WIDTH, ConnectFour
+from bots import perfect
+from bots.connect4_solver import WeakSolver
+from games.connect4 import (
+    CELLS,
+    CENTRE_FIRST,
+    COLUMN_BITS,
+    COLUMN_MASKS,
+    HEIGHT,
+    WIDTH,
+    ConnectFour,
+    mirror_bits,
+)
 
 BOOK_PATH = Path(__file__).with_name("connect4_book.json.gz")
 """The book level 8 plays from, built by ``plyarena book connect4``."""
@@ -105,14 +115,8 @@ class Book:
 
 
 def mirror_key(key: int) -> int:
-    """The key of the position reflected left to right: the key's columns in reverse order.
-
-    Works on any bitboard in the board's layout (a side's stones, the mask) alike.
-    """
-    mirrored = 0
-    for column in range(WIDTH):
-        mirrored |= (key >> column * COLUMN_BITS & _COLUMN) << (WIDTH - 1 - column) * COLUMN_BITS
-    return mirrored
+    """The key of the position reflected left to right (see :func:`games.connect4.mirror_bits`)."""
+    return mirror_bits(key)
 
 
 def canonical(position: ConnectFour) -> int:
@@ -300,17 +304,19 @@ def live_move(position: ConnectFour, max_nodes: int) -> int | None:
     """The move the live perfect level plays in ``position`` without its book, or ``None`` if its
     searches do not fit ``max_nodes`` (it then falls back to its depth search).
 
-    As :func:`bots.levels.choose_move` does: the exact score, or failing that a
-    move that keeps the value, each with a fresh solver and the whole budget.
+    As :func:`bots.levels.choose_move` does, through the same calls: the exact
+    score, or failing that a move that keeps the value, each tried on the
+    position and on its mirror image, each with a fresh solver and the whole
+    budget. Trying both images makes the answer the same for a position and its
+    mirror image, which the book stores as one.
     """
     try:
-        return solve(position, max_nodes=max_nodes).move
-    except SolverBudgetExceeded:
+        return perfect.solve("connect4", position, max_nodes).move
+    except perfect.SolverBudgetExceeded:
         pass
-    solver = WeakSolver(max_nodes=max_nodes)
     try:
-        return solver.keeping_move(position, solver.value(position))
-    except SolverBudgetExceeded:
+        return perfect.solve_weakly("connect4", position, max_nodes).move
+    except perfect.SolverBudgetExceeded:
         return None
 
 

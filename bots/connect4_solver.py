@@ -96,6 +96,16 @@ def analyze(position: ConnectFour | str, *, max_nodes: int | None = None) -> dic
     return {move: -search.score(position.play(move)) for move in position.legal_moves()}
 
 
+def mirrored(position: ConnectFour) -> ConnectFour:
+    """The position reflected left to right, for :mod:`bots.perfect` to try when a budget runs out."""
+    return position.mirrored()
+
+
+def mirror_move(move: int) -> int:
+    """A move of :func:`mirrored`'s position as a move of the original."""
+    return WIDTH - 1 - move
+
+
 def _as_position(position: ConnectFour | str) -> ConnectFour:
     if isinstance(position, str):
         return ConnectFour.from_moves(position.strip())

@@ -241,7 +241,8 @@ def choose_move(
     the solver's node budget through :data:`SOLVER_NODES_PER_MS`. A solver level
     without noise first plays the game's opening book, where it has one, and when
     the exact score does not fit the budget, it tries for a move that keeps the
-    position's value (win, draw or loss) within the budget again. ``rng``
+    position's value (win, draw or loss) within the budget again; each search on
+    the position and then on its mirror image, where the game has one. ``rng``
     drives the noise and the choice between equal moves, so a seeded one replays
     the same games.
     """
@@ -251,7 +252,8 @@ def choose_move(
     if level.solver:
         max_nodes = level.solver_nodes
         if time_budget_ms is not None:
-            from_clock = max(1, int(time_budget_ms * SOLVER_NODES_PER_MS))
+            # Each image of the position (the mirror too, where the game has one) may take the budget.
+            from_clock = max(1, int(time_budget_ms * SOLVER_NODES_PER_MS / perfect.orientations(level.game)))
             max_nodes = from_clock if max_nodes is None else min(max_nodes, from_clock)
         if level.noise is None:
             # The opening, where the solver is slow: the book's move, if the game has one.

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import time
+from collections.abc import Callable
 from types import ModuleType
 
 from bots.result import WIN, SearchResult
@@ -80,18 +81,41 @@ def score_from_pons(pons: int, ply: int) -> int:
     return 0
 
 
+def orientations(game: str) -> int:
+    """How many images of a position the solver level tries: 2 where the game has a mirror image."""
+    return 2 if hasattr(solver_for(game), "mirrored") else 1
+
+
+def _images(solver: ModuleType, position: Position) -> list[tuple[Position, Callable[[Move], Move]]]:
+    """The position, then its mirror image if the solver module has ``mirrored`` and ``mirror_move``.
+
+    The search orders moves the same way on both images, so their trees differ and one may fit a
+    budget the other does not; trying both also gives a position and its mirror image one answer.
+    """
+    images: list[tuple[Position, Callable[[Move], Move]]] = [(position, lambda move: move)]
+    if hasattr(solver, "mirrored"):
+        images.append((solver.mirrored(position), solver.mirror_move))
+    return images
+
+
 def solve(game: str, position: Position, max_nodes: int | None = None) -> SearchResult:
-    """The solver's best move from ``position``; raises :class:`SolverBudgetExceeded` past ``max_nodes``."""
+    """The solver's best move from ``position``, trying its mirror image too (see :func:`_images`);
+    raises :class:`SolverBudgetExceeded` if each runs past ``max_nodes``."""
     started = time.perf_counter()
     solver = solver_for(game)
-    try:
-        solution = solver.solve(position, max_nodes=max_nodes)
-    except solver.SolverBudgetExceeded as error:
-        raise SolverBudgetExceeded(str(error)) from error
-    elapsed_ms = (time.perf_counter() - started) * 1000
-    score = score_from_pons(solution.score, position.ply)
-    depth = CELLS - position.ply  # a solver sees every line to the end of the game
-    return SearchResult(solution.move, score, depth, solution.nodes, (solution.move,), elapsed_ms)
+    spent = 0
+    for image, unmirror in _images(solver, position):
+        try:
+            solution = solver.solve(image, max_nodes=max_nodes)
+        except solver.SolverBudgetExceeded:
+            spent += max_nodes or 0
+            continue
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        score = score_from_pons(solution.score, position.ply)
+        depth = CELLS - position.ply  # a solver sees every line to the end of the game
+        move = unmirror(solution.move)
+        return SearchResult(move, score, depth, spent + solution.nodes, (move,), elapsed_ms)
+    raise SolverBudgetExceeded(f"no exact solution within {max_nodes:,} nodes")
 
 
 def solve_weakly(game: str, position: Position, max_nodes: int | None = None) -> SearchResult:
@@ -100,20 +124,26 @@ def solve_weakly(game: str, position: Position, max_nodes: int | None = None) ->
     Uses the solver module's ``WeakSolver`` (see :mod:`bots.connect4_solver`): a
     couple of null-window searches around 0 settle the value more often within a
     budget than the exact score's binary search does, and the value is what a
-    perfect player must not let slip. The score is the least the value promises,
-    as in :func:`from_book`. Raises :class:`SolverBudgetExceeded` past ``max_nodes``.
+    perfect player must not let slip. Tries the mirror image too, as :func:`solve`.
+    The score is the least the value promises, as in :func:`from_book`. Raises
+    :class:`SolverBudgetExceeded` if each image runs past ``max_nodes``.
     """
     started = time.perf_counter()
     solver = solver_for(game)
-    weak = solver.WeakSolver(max_nodes=max_nodes)
-    try:
-        value = weak.value(position)
-        move = weak.keeping_move(position, value)
-    except solver.SolverBudgetExceeded as error:
-        raise SolverBudgetExceeded(str(error)) from error
-    elapsed_ms = (time.perf_counter() - started) * 1000
-    score = score_from_pons(value, position.ply)
-    return SearchResult(move, score, CELLS - position.ply, weak.nodes(), (move,), elapsed_ms)
+    spent = 0
+    for image, unmirror in _images(solver, position):
+        weak = solver.WeakSolver(max_nodes=max_nodes)
+        try:
+            value = weak.value(image)
+            found = weak.keeping_move(image, value)
+        except solver.SolverBudgetExceeded:
+            spent += max_nodes or 0
+            continue
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        score = score_from_pons(value, position.ply)
+        move = unmirror(found)
+        return SearchResult(move, score, CELLS - position.ply, spent + weak.nodes(), (move,), elapsed_ms)
+    raise SolverBudgetExceeded(f"no value within {max_nodes:,} nodes")
 
 
 def from_book(game: str, position: Position) -> SearchResult | None:

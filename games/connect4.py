@@ -51,6 +51,7 @@ TOP_CELLS = tuple(1 << (HEIGHT - 1) + column * COLUMN_BITS for column in range(W
 CENTRE_FIRST = (3, 2, 4, 1, 5, 0, 6)
 """Columns from the centre outwards: central stones take part in the most lines."""
 
+_ONE_COLUMN = (1 << COLUMN_BITS) - 1
 _ROW_BITS = BOTTOM
 """The bottom row's cells: shifted right by ``row``, a side's stones in that row sit on these bits."""
 _ROW_TEXT = {
@@ -118,6 +119,15 @@ def playable_cells(mask: int) -> int:
     return (mask + BOTTOM) & BOARD
 
 
+def mirror_bits(bits: int) -> int:
+    """A bitboard reflected left to right: its columns in reverse order (a side's stones, the mask and a
+    key alike)."""
+    mirrored = 0
+    for column in range(WIDTH):
+        mirrored |= (bits >> column * COLUMN_BITS & _ONE_COLUMN) << (WIDTH - 1 - column) * COLUMN_BITS
+    return mirrored
+
+
 def column_of(cell: int) -> int:
     """The column of a single-bit cell."""
     return (cell.bit_length() - 1) // COLUMN_BITS
@@ -177,6 +187,10 @@ class ConnectFour:
     def key(self) -> int:
         """A unique int per board (see the module docstring); it fits in 49 bits."""
         return self.current + self.mask
+
+    def mirrored(self) -> ConnectFour:
+        """The position reflected left to right: the same value, with each move ``c`` as ``WIDTH - 1 - c``."""
+        return ConnectFour(mirror_bits(self.current), mirror_bits(self.mask))
 
     def possible(self) -> int:
         """Bitboard of the cells the side to move may play, one per open column."""

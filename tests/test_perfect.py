@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from bots import perfect
-from bots.connect4_solver import WeakSolver
+from bots.connect4_solver import SolverBudgetExceeded, WeakSolver, solve
 from bots.evaluation import Evaluator
 from bots.levels import choose_move, level
 from bots.negamax import AlphaBeta
 from bots.result import WIN
 from games import get_game
-from games.connect4 import CELLS
+from games.connect4 import CELLS, ConnectFour
 
 PONS_SETS = Path(__file__).resolve().parents[2] / "shared" / "data" / "connect4"
 NO_HEURISTIC = Evaluator("connect4", evaluate=lambda position: 0)
@@ -84,3 +84,25 @@ def test_past_its_budget_for_the_exact_score_the_top_level_still_keeps_the_win()
     assert result.score == perfect.score_from_pons(1, len(moves))  # a win, with no promise of how soon
     assert 0 < result.nodes <= top.solver_nodes and result.depth == CELLS - len(moves)
     assert WeakSolver().value(position.play(move)) == -1  # the opponent is lost after it
+
+
+def test_a_search_that_overruns_its_budget_tries_the_mirror_image() -> None:
+    # The solver orders moves the same way on both images, so one image's tree can fit a budget that the
+    # other's does not: here the position's own exact search overruns 3,000 nodes, its mirror's fits.
+    position = ConnectFour.from_moves("16536137534461")
+    with pytest.raises(SolverBudgetExceeded):
+        solve(position, max_nodes=3_000)
+    reflected = solve(position.mirrored(), max_nodes=3_000)
+    result = perfect.solve("connect4", position, 3_000)
+    assert result.move == 6 - reflected.move
+    assert result.score == perfect.score_from_pons(reflected.score, position.ply)
+    assert result.nodes == 3_000 + reflected.nodes  # the budget spent on the first image counts
+    assert perfect.orientations("connect4") == 2
+
+
+def test_mirroring_a_position_reflects_its_moves() -> None:
+    moves = "16536137534461"
+    reflected = "".join(str(8 - int(column)) for column in moves)
+    position = ConnectFour.from_moves(moves)
+    assert position.mirrored() == ConnectFour.from_moves(reflected)
+    assert position.mirrored().mirrored() == position
