@@ -32,6 +32,7 @@ from bots.levels import choose_move, level
 from games import get_game
 from games.connect4 import ConnectFour
 from plyarena.cli import main
+from plyarena.commands.book import DEFAULT_ROOTS
 
 LATE_ROOT = "4533217613545135"
 """A middle-game position (Red to move) that the exact solver settles in a blink."""
@@ -328,15 +329,25 @@ SHIPPED = shipped_book()
 
 def test_the_shipped_book_covers_both_players_to_twelve_stones() -> None:
     assert SHIPPED is not None
-    assert SHIPPED.plies == 12 and SHIPPED.roots == ("", "1", "2", "3")
+    assert SHIPPED.plies == 12 and set(SHIPPED.roots) == set(DEFAULT_ROOTS)
     assert SHIPPED.solver_nodes == level("connect4", 8).solver_nodes  # went on past 12 for this budget
     # The known values of Connect Four's openings: the first player wins with the centre column only;
-    # against openings in columns 3 and 5 the second player draws, against the others it wins.
-    expected = {"": (3, 1), "1": (3, 1), "2": (2, 1), "3": (3, 0)}
+    # against openings in columns 3 and 5 the second player draws, against the others it wins, and
+    # against the centre it loses (the book plays on there, for the first player's mistakes).
+    expected = {"": (3, 1), "1": (3, 1), "2": (2, 1), "3": (3, 0), "4": (3, -1)}
     for moves, (move, value) in expected.items():
         assert SHIPPED.lookup(ConnectFour.from_moves(moves)) == BookMove(move, value)
         assert SHIPPED.lookup(ConnectFour.from_moves(mirrored(moves))) == BookMove(6 - move, value)
-    assert SHIPPED.lookup(ConnectFour.from_moves("4")) is None  # lost for the second player
+
+
+def test_where_the_shipped_book_ends_the_live_level_settles_for_every_extended_root() -> None:
+    """What the extension pass checked, re-checked on a sample: the first player's root must be among them,
+    since from the empty board level 8 always wins."""
+    assert SHIPPED is not None and SHIPPED.solver_nodes is not None
+    assert "" in SHIPPED.extended
+    for root in SHIPPED.extended:
+        checked = check_edges(SHIPPED, root, 3, random.Random(5), SHIPPED.solver_nodes)
+        assert checked.settled == checked.sampled == 3, root
 
 
 def test_the_shipped_book_is_closed_under_every_reply() -> None:
@@ -396,7 +407,7 @@ def test_a_game_without_a_book_has_no_book_move() -> None:
     othello = get_game("othello")
     assert perfect.book_for("othello") is None
     assert perfect.from_book("othello", othello.start()) is None
-    assert perfect.from_book("connect4", ConnectFour.from_moves("4")) is None  # lost: not in the book
+    assert perfect.from_book("connect4", ConnectFour.from_moves("11")) is None  # not the book's opening
 
 
 def test_book_command_builds_a_book_from_given_roots(
