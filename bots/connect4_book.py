@@ -55,7 +55,6 @@ from games.connect4 import (
 BOOK_PATH = Path(__file__).with_name("connect4_book.json.gz")
 """The book level 8 plays from, built by ``plyarena book connect4``."""
 FORMAT = "plyarena-connect4-book-1"
-_COLUMN = (1 << COLUMN_BITS) - 1
 
 
 @dataclass(frozen=True, slots=True)
