@@ -8,7 +8,7 @@ positions. Built by the pure-Python solver alone, it weakly solves the opening:
 days of one core for the empty board, and gigabytes for the transposition table
 (``--table`` entries, about 80 bytes each). With ``--database``, the values of
 every 12-stone position come from that file and a plain minimax above them
-builds a book to 12 stones in minutes.
+builds a book to 12 stones in seconds.
 
 With ``--solver-nodes``, the book goes on past ``--plies`` wherever the live
 level, with that node budget, could not settle a position where the book ends
