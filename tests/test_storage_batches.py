@@ -3,15 +3,37 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import sqlite3
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 from sqlalchemy import event
 from test_storage import at, database_url, match_record, move, new_player, postgres_store_url, seat_of, store
 
-from server.storage import ConflictError, MatchFinish, Store
+from server.storage import ConflictError, EngineInfo, MatchFinish, Store
 
 __all__ = ["database_url", "postgres_store_url", "store"]  # fixtures shared with test_storage
+
+
+class CountingConnection:
+    """A ``sqlite3`` connection that notes the first word of every statement it is given."""
+
+    def __init__(self, connection: sqlite3.Connection, statements: list[str]) -> None:
+        self._connection = connection
+        self._statements = statements
+
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+        self._statements.append(sql.split(None, 1)[0].upper())
+        return self._connection.execute(sql, *args)
+
+    def executemany(self, sql: str, rows: Iterable[Any]) -> sqlite3.Cursor:
+        self._statements.append(sql.split(None, 1)[0].upper())
+        return self._connection.executemany(sql, rows)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._connection, name)
 
 
 @contextmanager
@@ -24,10 +46,16 @@ def counted_statements(target: Store) -> Iterator[list[str]]:
 
     engine = target._engine.sync_engine
     event.listen(engine, "before_cursor_execute", count)
+    batches = target._sqlite  # SQLite's batches go around SQLAlchemy, on a plain sqlite3 connection
+    if batches is not None:
+        plain = batches._connection
+        batches._connection = CountingConnection(plain, statements)  # type: ignore[assignment]
     try:
         yield statements
     finally:
         event.remove(engine, "before_cursor_execute", count)
+        if batches is not None:
+            batches._connection = plain
 
 
 async def test_a_batch_of_every_kind_of_write_takes_one_statement_per_kind(store: Store) -> None:
@@ -79,3 +107,66 @@ async def test_an_update_that_changes_no_row_fails_alone_in_a_batch(store: Store
     for i in range(1, 5):
         stored = await store.get_match(f"m{i}")
         assert stored is not None and [m.ply for m in stored.moves] == [0, 1]
+
+
+async def write_a_bit_of_everything(target: Store) -> None:
+    """The same writes, values and all, on any store: every kind of row, with timestamps, JSON and NULLs."""
+    alice, bob = await new_player(target, "alice"), await new_player(target, "bob", is_bot=True)
+    options = {"time_control": "5+3", "visibility": "public", "bot": {"level": 3}}
+    await asyncio.gather(
+        target.touch_player(alice.id, at(7.25)),
+        target.touch_player(bob.id, at(8)),
+        target.create_match(match_record("m1", alice, status="open", options=options)),
+        target.take_seat("m1", seat_of(1, bob)),
+        target.start_match("m1", at(1.5)),
+        target.append_move(move("m1", 0, clocks_ms=(299_000, 300_000))),
+        target.append_move(
+            move("m1", 1, engine=EngineInfo(score=-3, depth=9, nodes=2**40, pv=("c", "d"))),
+            MatchFinish("finished", 1, "four in a row", at(3.000001)),
+        ),
+        target.create_match(match_record("m2", bob, alice, rematch_of="m1", started_at=at(4))),
+        target.append_move(move("m2", 0, engine=EngineInfo(score=None, depth=1, nodes=None, pv=()))),
+        target.finish_match("m2", MatchFinish("aborted", None, "aborted by seat 0", at(5))),
+    )
+
+
+PLAYERS = "SELECT name, token_hash, is_bot, last_seen_at FROM players"
+SEATS = "SELECT match_id, seat, player_id FROM seats"
+
+
+def stored_rows(path: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row as SQLite holds it, player ids and the times the store takes itself left out."""
+    with sqlite3.connect(path) as connection:
+        names = dict(connection.execute("SELECT id, name FROM players"))
+        return {
+            "players": sorted(
+                connection.execute("SELECT name, token_hash, is_bot, last_seen_at FROM players")
+            ),
+            "matches": sorted(connection.execute("SELECT * FROM matches")),
+            "seats": sorted(
+                (match_id, seat, names[player_id])
+                for match_id, seat, player_id in connection.execute(
+                    "SELECT match_id, seat, player_id FROM seats"
+                )
+            ),
+            "moves": sorted(connection.execute("SELECT * FROM moves")),
+        }
+
+
+async def test_sqlite_batches_store_exactly_what_sqlalchemy_stores(tmp_path: Path) -> None:
+    """SQLite's batches bypass SQLAlchemy's execution but not its conversions: the stored text is the same."""
+    fast = await Store.open(f"sqlite+aiosqlite:///{tmp_path}/fast.sqlite3")
+    through_sqlalchemy = await Store.open(f"sqlite+aiosqlite:///{tmp_path}/sqlalchemy.sqlite3")
+    assert fast._sqlite is not None and through_sqlalchemy._sqlite is not None
+    through_sqlalchemy._sqlite.close()
+    through_sqlalchemy._sqlite = None
+    try:
+        for target in (fast, through_sqlalchemy):
+            await write_a_bit_of_everything(target)
+    finally:
+        await fast.close()
+        await through_sqlalchemy.close()
+
+    fast_rows = stored_rows(tmp_path / "fast.sqlite3")
+    assert fast_rows == stored_rows(tmp_path / "sqlalchemy.sqlite3")
+    assert len(fast_rows["moves"]) == 3 and len(fast_rows["matches"]) == 2

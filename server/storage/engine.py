@@ -66,14 +66,19 @@ def create_engine(url: str, *, pooled: bool = True) -> AsyncEngine:
         options["poolclass"] = NullPool
     if parsed.get_backend_name() == "sqlite":
         engine = create_async_engine(parsed, **options)
-        event.listen(engine.sync_engine, "connect", _configure_sqlite_connection)
+        event.listen(engine.sync_engine, "connect", _on_connect)
         return engine
     if pooled:
         options |= {"pool_size": 10, "max_overflow": 20, "pool_pre_ping": True}
     return create_async_engine(parsed, **options)
 
 
-def _configure_sqlite_connection(dbapi_connection: Any, _record: object) -> None:
+def _on_connect(dbapi_connection: Any, _record: object) -> None:
+    configure_sqlite_connection(dbapi_connection)
+
+
+def configure_sqlite_connection(dbapi_connection: Any) -> None:
+    """WAL, a full fsync per commit, foreign keys, and a wait for another process's write lock."""
     cursor = dbapi_connection.cursor()
     try:
         cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")

@@ -57,13 +57,25 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Self
 
-from sqlalchemy import Select, bindparam, insert, or_, select, text, tuple_, update
+from sqlalchemy import Select, insert, select, text, tuple_, update
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, async_sessionmaker
 from sqlalchemy.orm import selectinload
-from sqlalchemy.sql.dml import Insert, Update
 
-from server.storage.engine import create_engine
+from server.storage.batches import (
+    MATCH_FINISH,
+    MATCH_START,
+    NEW_MATCH,
+    NEW_MOVE,
+    NEW_PLAYER,
+    NEW_SEAT,
+    PLAYER_SEEN,
+    Part,
+    SqliteBatches,
+    apply_batch,
+    batch_rows,
+)
+from server.storage.engine import configure_sqlite_connection, create_engine
 from server.storage.errors import (
     ConflictError,
     DatabaseUnavailableError,
@@ -96,40 +108,6 @@ MAX_LIST_LIMIT = 200
 
 Apply = Callable[[AsyncConnection], Awaitable[None]]
 
-# The statements of a batch, in the order a batch applies them (see the module docstring). The updates
-# must each change one row; their parameters are prefixed so as not to clash with column names.
-_BATCH_STATEMENTS: tuple[Insert | Update, ...] = (
-    insert(PlayerRow),
-    update(PlayerRow).where(PlayerRow.id == bindparam("p_id")).values(last_seen_at=bindparam("p_seen_at")),
-    insert(MatchRow),
-    insert(SeatRow),
-    update(MatchRow)
-    .where(MatchRow.id == bindparam("p_id"), MatchRow.status == "open")
-    .values(status="live", started_at=bindparam("p_started_at")),
-    insert(MoveRow),
-    update(MatchRow)
-    .where(
-        MatchRow.id == bindparam("p_id"), or_(*(MatchRow.status == status for status in UNFINISHED_STATUSES))
-    )
-    .values(  # (no ``in_``: its expanding parameter cannot be used with executemany)
-        status=bindparam("p_status"),
-        winner=bindparam("p_winner"),
-        reason=bindparam("p_reason"),
-        finished_at=bindparam("p_finished_at"),
-    ),
-)
-NEW_PLAYER, PLAYER_SEEN, NEW_MATCH, NEW_SEAT, MATCH_START, NEW_MOVE, MATCH_FINISH = range(
-    len(_BATCH_STATEMENTS)
-)
-
-
-@dataclass(frozen=True, slots=True)
-class _Part:
-    """One row a write inserts or updates: statement ``kind`` of :data:`_BATCH_STATEMENTS` with ``params``."""
-
-    kind: int
-    params: dict[str, Any]
-
 
 @dataclass(slots=True, eq=False)
 class _Write:
@@ -137,7 +115,7 @@ class _Write:
 
     what: str  # names the write in error messages, e.g. "move 12 of match 'k3x9'"
     apply: Apply  # applies this write alone, with precise errors
-    parts: tuple[_Part, ...]  # the same write as rows, for batches
+    parts: tuple[Part, ...]  # the same write as rows, for batches
     future: asyncio.Future[None]
     queued_at: float
     on_duplicate: Callable[[], StorageError]
@@ -152,6 +130,7 @@ class Store:
             raise ValueError(f"max_batch must be at least 1, not {max_batch}")
         self._engine = engine
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
+        self._sqlite = _sqlite_batches(engine)
         self._max_batch = max_batch
         self._queue: deque[_Write] = deque()
         self._wakeup = asyncio.Event()
@@ -179,6 +158,8 @@ class Store:
         try:
             await self._writer
         finally:
+            if self._sqlite is not None:
+                self._sqlite.close()
             await self._engine.dispose()
 
     async def __aenter__(self) -> Self:
@@ -223,7 +204,7 @@ class Store:
         await self._submit(
             f"player {name!r}",
             apply,
-            (_Part(NEW_PLAYER, row),),
+            (Part(NEW_PLAYER, row),),
             lambda: ConflictError("another player already has this token hash"),
         )
         return player
@@ -241,7 +222,7 @@ class Store:
             if (await connection.execute(statement)).rowcount == 0:
                 raise NotFoundError(f"no player {player_id!r}")
 
-        part = _Part(PLAYER_SEEN, {"p_id": player_id, "p_seen_at": seen_at})
+        part = Part(PLAYER_SEEN, {"p_id": player_id, "p_seen_at": seen_at})
         await self._submit(f"last seen time of player {player_id!r}", apply, (part,))
 
     # ----------------------------------------------------------------- matches
@@ -279,7 +260,7 @@ class Store:
             if seat_rows:
                 await connection.execute(insert(SeatRow), seat_rows)
 
-        parts = (_Part(NEW_MATCH, match_row), *(_Part(NEW_SEAT, seat) for seat in seat_rows))
+        parts = (Part(NEW_MATCH, match_row), *(Part(NEW_SEAT, seat) for seat in seat_rows))
         await self._submit(
             f"match {match.id!r}",
             apply,
@@ -298,7 +279,7 @@ class Store:
         await self._submit(
             f"seat {seat.seat} of match {match_id!r}",
             apply,
-            (_Part(NEW_SEAT, row),),
+            (Part(NEW_SEAT, row),),
             lambda: SeatTakenError(match_id, seat.seat),
         )
 
@@ -314,7 +295,7 @@ class Store:
             if (await connection.execute(statement)).rowcount == 0:
                 raise await _why_not_updated(connection, match_id, "start", ("open",))
 
-        part = _Part(MATCH_START, {"p_id": match_id, "p_started_at": started_at})
+        part = Part(MATCH_START, {"p_id": match_id, "p_started_at": started_at})
         await self._submit(f"start of match {match_id!r}", apply, (part,))
 
     async def append_move(self, move: MoveRecord, finish: MatchFinish | None = None) -> None:
@@ -335,9 +316,9 @@ class Store:
                 await _finish(connection, move.match_id, finish)
 
         parts = (
-            (_Part(NEW_MOVE, row),)
+            (Part(NEW_MOVE, row),)
             if finish is None
-            else (_Part(NEW_MOVE, row), _finish_part(move.match_id, finish))
+            else (Part(NEW_MOVE, row), _finish_part(move.match_id, finish))
         )
         await self._submit(
             f"move {move.ply} of match {move.match_id!r}",
@@ -429,7 +410,7 @@ class Store:
         self,
         what: str,
         apply: Apply,
-        parts: tuple[_Part, ...],
+        parts: tuple[Part, ...],
         on_duplicate: Callable[[], StorageError] | None = None,
         *,
         is_move: bool = False,
@@ -484,19 +465,24 @@ class Store:
     async def _commit(self, batch: list[_Write]) -> None:
         loop = asyncio.get_running_loop()
         started = loop.time()
+        rows = batch_rows([part for write in batch for part in write.parts])
         try:
-            async with self._engine.begin() as connection:
-                if len(batch) == 1:
-                    await batch[0].apply(connection)
-                else:
-                    await _apply_batch(connection, batch)
-        except Exception as error:
-            if len(batch) == 1:
-                self._fail(batch[0], error)
+            if self._sqlite is not None:
+                self._sqlite.apply(rows)
             else:
+                async with self._engine.begin() as connection:
+                    if len(batch) == 1:
+                        await batch[0].apply(connection)
+                    else:
+                        await apply_batch(connection, rows)
+        except Exception as error:
+            if len(batch) == 1 and self._sqlite is None:
+                self._fail(batch[0], error)
+                return
+            if len(batch) > 1:
                 log.info("a batch of %d writes failed (%s); retrying one by one", len(batch), _reason(error))
                 self.stats.split_batches += 1
-                await self._commit_one_by_one(batch)
+            await self._commit_one_by_one(batch)  # each with its own precise error
             return
         self._succeed(batch, started, loop.time())
 
@@ -548,37 +534,16 @@ class Store:
 # --------------------------------------------------------------------- helpers
 
 
-class _BatchMismatch(Exception):
-    """An update of a batch changed fewer rows than it names: some write of it fails on its own."""
+def _sqlite_batches(engine: AsyncEngine) -> SqliteBatches | None:
+    """The event loop's own connection for batches, for an SQLite file (see :mod:`server.storage.batches`)."""
+    path = engine.url.database
+    if engine.dialect.name != "sqlite" or not path or path == ":memory:" or path.startswith("file:"):
+        return None
+    return SqliteBatches(path, engine.dialect, configure_sqlite_connection)
 
 
-async def _apply_batch(connection: AsyncConnection, batch: list[_Write]) -> None:
-    """Apply every write of ``batch``: one statement per kind of row, in :data:`_BATCH_STATEMENTS` order.
-
-    Raises if any write would fail (a duplicate, a missing row, a match in the wrong status), and the
-    writer then retries the writes one by one to tell which.
-    """
-    rows: list[list[dict[str, Any]]] = [[] for _ in _BATCH_STATEMENTS]
-    for write in batch:
-        for part in write.parts:
-            rows[part.kind].append(part.params)
-    exact_rowcount = connection.dialect.supports_sane_multi_rowcount
-    for statement, params in zip(_BATCH_STATEMENTS, rows, strict=True):
-        if not params:
-            continue
-        if isinstance(statement, Insert):
-            await connection.execute(statement, params)
-        elif exact_rowcount or len(params) == 1:
-            if (await connection.execute(statement, params)).rowcount != len(params):
-                raise _BatchMismatch(f"{statement.table.name}: fewer than {len(params)} rows changed")
-        else:  # PostgreSQL's drivers cannot count the rows of a multi-row update: one at a time
-            for one in params:
-                if (await connection.execute(statement, one)).rowcount != 1:
-                    raise _BatchMismatch(f"{statement.table.name}: no row changed for {one['p_id']!r}")
-
-
-def _finish_part(match_id: str, finish: MatchFinish) -> _Part:
-    return _Part(
+def _finish_part(match_id: str, finish: MatchFinish) -> Part:
+    return Part(
         MATCH_FINISH,
         {
             "p_id": match_id,

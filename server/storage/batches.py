@@ -1,0 +1,177 @@
+"""How a batch of queued writes reaches the database: one statement per kind of row.
+
+A batch's writes are sorted into rows by kind (new players, matches, seats,
+starts, moves, results) and each kind is applied as one multi-row statement, in
+the order of :data:`BATCH_STATEMENTS`, which is the order in which any one
+match's writes are queued. Few statements matter more than few rows: each is a
+trip through the event loop on an asyncio driver.
+
+Two ways to apply a batch share those statements:
+
+- :func:`apply_batch` runs them on an SQLAlchemy connection (PostgreSQL through
+  asyncpg, whose I/O is the event loop's own).
+- :class:`SqliteBatches` runs them on one plain ``sqlite3`` connection, on the
+  event loop's thread. SQLite's work is CPU and one fsync, and a thread for it
+  costs far more than it saves: ``sqlite3`` hands the GIL back for every row it
+  steps, and a thread that needs the GIL back from a busy event loop waits up to
+  the interpreter's switch interval (5 ms) each time. Measured with a busy loop
+  (``docs/performance.md``), a batch of 500 moves took a median of 0.9 to 10 ms
+  and up to seconds in a thread, and 2.9 ms (at most 4.9) on the loop, fsync
+  included; through SQLAlchemy and aiosqlite a commit also cost about 1 ms of
+  CPU in thread hand-offs, against 0.2 ms here.
+
+Both raise if any write of the batch would fail (a duplicate, a missing row, a
+match in the wrong status) and leave nothing of the batch stored; the store then
+retries its writes one by one to tell which failed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from operator import itemgetter
+from typing import Any
+
+from sqlalchemy import Dialect, bindparam, insert, or_, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.dml import Insert, Update
+
+from server.storage.models import UNFINISHED_STATUSES, MatchRow, MoveRow, PlayerRow, SeatRow
+
+# The statements of a batch, in the order a batch applies them. The updates must each change one row;
+# their parameters are prefixed so as not to clash with column names.
+BATCH_STATEMENTS: tuple[Insert | Update, ...] = (
+    insert(PlayerRow),
+    update(PlayerRow).where(PlayerRow.id == bindparam("p_id")).values(last_seen_at=bindparam("p_seen_at")),
+    insert(MatchRow),
+    insert(SeatRow),
+    update(MatchRow)
+    .where(MatchRow.id == bindparam("p_id"), MatchRow.status == "open")
+    .values(status="live", started_at=bindparam("p_started_at")),
+    insert(MoveRow),
+    update(MatchRow)
+    .where(
+        MatchRow.id == bindparam("p_id"), or_(*(MatchRow.status == status for status in UNFINISHED_STATUSES))
+    )
+    .values(  # (no ``in_``: its expanding parameter cannot be used with executemany)
+        status=bindparam("p_status"),
+        winner=bindparam("p_winner"),
+        reason=bindparam("p_reason"),
+        finished_at=bindparam("p_finished_at"),
+    ),
+)
+NEW_PLAYER, PLAYER_SEEN, NEW_MATCH, NEW_SEAT, MATCH_START, NEW_MOVE, MATCH_FINISH = range(
+    len(BATCH_STATEMENTS)
+)
+
+Rows = list[list[dict[str, Any]]]
+"""A batch's rows: for each statement of :data:`BATCH_STATEMENTS`, the parameters of its rows."""
+
+SQLITE_LOOP_BUSY_TIMEOUT_MS = 200
+"""How long the loop's writer waits for another process's write lock: the whole server waits with it,
+so briefly; a batch that cannot get the lock is retried one write at a time off the loop."""
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One row a write inserts or updates: statement ``kind`` of :data:`BATCH_STATEMENTS` with ``params``."""
+
+    kind: int
+    params: dict[str, Any]
+
+
+class BatchMismatchError(Exception):
+    """An update of a batch changed fewer rows than it names: some write of it fails on its own."""
+
+
+def batch_rows(parts: Sequence[Part]) -> Rows:
+    """Sort ``parts`` by kind, each kind keeping the order of ``parts``."""
+    rows: Rows = [[] for _ in BATCH_STATEMENTS]
+    for part in parts:
+        rows[part.kind].append(part.params)
+    return rows
+
+
+async def apply_batch(connection: AsyncConnection, rows: Rows) -> None:
+    """Apply ``rows`` in one statement per kind on an SQLAlchemy connection (inside its transaction)."""
+    exact_rowcount = connection.dialect.supports_sane_multi_rowcount
+    for statement, params in zip(BATCH_STATEMENTS, rows, strict=True):
+        if not params:
+            continue
+        if isinstance(statement, Insert):
+            await connection.execute(statement, params)
+        elif exact_rowcount or len(params) == 1:
+            if (await connection.execute(statement, params)).rowcount != len(params):
+                raise BatchMismatchError(f"{statement.table.name}: fewer than {len(params)} rows changed")
+        else:  # PostgreSQL's drivers cannot count the rows of a multi-row update: one at a time
+            for one in params:
+                if (await connection.execute(statement, one)).rowcount != 1:
+                    raise BatchMismatchError(f"{statement.table.name}: no row changed for {one['p_id']!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Positional:
+    """A batch statement compiled once for a dialect: its SQL, and how a row of parameters becomes the
+    tuple the driver takes, converted as SQLAlchemy converts it (timestamps, JSON)."""
+
+    sql: str
+    pick: Callable[[dict[str, Any]], tuple[Any, ...]]
+    """The row's values in the statement's order."""
+    conversions: tuple[tuple[int, Callable[[Any], Any]], ...]
+    """Where a value needs converting for the driver, and how."""
+    constants: dict[str, Any]
+    """Values that the statement itself binds (``status = 'open'``), by parameter name."""
+    is_update: bool
+
+    @classmethod
+    def compile(cls, statement: Insert | Update, dialect: Dialect) -> _Positional:
+        compiled = statement.compile(dialect=dialect)
+        names = tuple(compiled.positiontup or ())
+        binds = [compiled.binds[name] for name in names]
+        converters = (bind.type.dialect_impl(dialect).bind_processor(dialect) for bind in binds)
+        return cls(
+            sql=str(compiled),
+            pick=itemgetter(*names) if len(names) > 1 else lambda row: (row[names[0]],),
+            conversions=tuple((index, convert) for index, convert in enumerate(converters) if convert),
+            constants={
+                name: bind.value for name, bind in zip(names, binds, strict=True) if bind.value is not None
+            },
+            is_update=isinstance(statement, Update),
+        )
+
+    def values(self, row: dict[str, Any]) -> list[Any]:
+        values = list(self.pick(self.constants | row if self.constants else row))
+        for index, convert in self.conversions:
+            values[index] = convert(values[index])
+        return values
+
+
+class SqliteBatches:
+    """Batches applied on one plain ``sqlite3`` connection, synchronously, on the caller's thread."""
+
+    def __init__(self, path: str, dialect: Dialect, configure: Callable[[sqlite3.Connection], None]) -> None:
+        self._connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        configure(self._connection)  # as SQLAlchemy's connections: WAL, a full fsync per commit, foreign keys
+        self._connection.execute(f"PRAGMA busy_timeout = {SQLITE_LOOP_BUSY_TIMEOUT_MS}")
+        self._statements = tuple(_Positional.compile(statement, dialect) for statement in BATCH_STATEMENTS)
+
+    def apply(self, rows: Rows) -> None:
+        """Apply ``rows`` in one transaction and commit; on any failure nothing of them is stored."""
+        connection = self._connection
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            for statement, params in zip(self._statements, rows, strict=True):
+                if not params:
+                    continue
+                changed = connection.executemany(statement.sql, map(statement.values, params)).rowcount
+                if statement.is_update and changed != len(params):
+                    raise BatchMismatchError(f"{statement.sql!r}: fewer than {len(params)} rows changed")
+            connection.execute("COMMIT")
+        except BaseException:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        self._connection.close()
