@@ -1,10 +1,12 @@
-"""``plyarena bench engine --quick``, and the benchmarks file that modes share."""
+"""``plyarena bench engine --quick`` and ``store --quick``, and the benchmarks file that modes share."""
 
 from __future__ import annotations
 
 import importlib.util
+import sqlite3
 from pathlib import Path
 
+from plyarena.bench_store import WAYS, StorePlan, run_store_benchmark
 from plyarena.cli import main
 from plyarena.commands.bench import write_section
 
@@ -50,3 +52,24 @@ def test_a_section_is_replaced_not_repeated(tmp_path: Path) -> None:
     assert text.startswith("# Benchmarks")
     assert "first run" not in text and text.count("second run") == 1 and "bots run" in text
     assert text.index("second run") < text.index("bots run")  # the section stays where it was
+
+
+def test_quick_store_benchmark_commits_every_row_each_way_and_writes_its_section(tmp_path: Path) -> None:
+    plan = StorePlan.quick()
+    results = run_store_benchmark(plan, tmp_path)
+
+    assert [result.way for result in results] == list(WAYS)
+    for result in results:
+        assert result.commit_cpu_ms > 0 and result.move_cpu_us > 0
+        assert len(result.busy_batch_ms) == plan.busy_batches
+    rounds = plan.single_commits + plan.batches + plan.busy_batches
+    moves = plan.single_commits + plan.batches * plan.batch_size + plan.busy_batches * plan.busy_batch_size
+    with sqlite3.connect(tmp_path / "bench.sqlite3") as database:
+        stored = database.execute("SELECT count(*), count(DISTINCT ply) FROM moves").fetchone()
+    assert stored == (len(WAYS) * moves, len(WAYS) * rounds)
+
+    output = tmp_path / "benchmarks.md"
+    assert main(["bench", "store", "--quick", "--output", str(output)]) == 0
+    text = output.read_text()
+    assert "plyarena bench store --quick" in text
+    assert all(f"| {way} |" in text for way in WAYS)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -38,6 +39,8 @@ from plyarena.bench_fuzz import code_rows as fuzz_code_rows
 from plyarena.bench_fuzz import kind_rows as fuzz_kind_rows
 from plyarena.bench_fuzz import render_markdown as render_fuzz_markdown
 from plyarena.bench_fuzz import summary_lines as fuzz_summary
+from plyarena.bench_store import StorePlan, run_store_benchmark
+from plyarena.bench_store import render_markdown as render_store_markdown
 
 HELP = "measure a part of Ply Arena (engine: search and solver) and write docs/benchmarks.md"
 DEFAULT_OUTPUT = Path("docs/benchmarks.md")
@@ -330,6 +333,33 @@ def _run_fuzz(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def _configure_store(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--quick", action="store_true", help="a small run that checks the command works")
+    parser.add_argument(
+        "--output",
+        type=Path,
+        help=f"benchmarks file to update (default {DEFAULT_OUTPUT}; with --quick: none)",
+    )
+
+
+def _run_store(args: argparse.Namespace) -> int:
+    plan = StorePlan.quick() if args.quick else StorePlan()
+    command = "plyarena bench store" + (" --quick" if args.quick else "")
+    console = Console()
+    with (
+        console.status("committing moves three ways"),
+        tempfile.TemporaryDirectory(prefix="plyarena-") as scratch,
+    ):
+        results = run_store_benchmark(plan, Path(scratch))
+    markdown = render_store_markdown(plan, results, command)
+    console.print(markdown)
+    output = args.output if args.output is not None else (None if args.quick else DEFAULT_OUTPUT)
+    if output is not None:
+        write_section(output, "store", markdown)
+        console.print(f"wrote the store section of {output}")
+    return 0
+
+
 MODES: dict[str, Mode] = {
     "engine": Mode(
         "search speed per game, Connect Four solving on Pons' sets, minimax vs alpha-beta, easyAI alongside",
@@ -351,6 +381,12 @@ MODES: dict[str, Mode] = {
         "100,000 malformed and out-of-place messages to a live server: answers by error code, no crash",
         _configure_fuzz,
         _run_fuzz,
+    ),
+    "store": Mode(
+        "CPU per commit and per move, and batches on a busy loop: SQLite on the loop, in a thread, "
+        "or through SQLAlchemy",
+        _configure_store,
+        _run_store,
     ),
 }
 """Every benchmark mode by name."""

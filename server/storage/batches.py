@@ -11,14 +11,13 @@ Two ways to apply a batch share those statements:
 - :func:`apply_batch` runs them on an SQLAlchemy connection (PostgreSQL through
   asyncpg, whose I/O is the event loop's own).
 - :class:`SqliteBatches` runs them on one plain ``sqlite3`` connection, on the
-  event loop's thread. SQLite's work is CPU and one fsync, and a thread for it
-  costs far more than it saves: ``sqlite3`` hands the GIL back for every row it
-  steps, and a thread that needs the GIL back from a busy event loop waits up to
-  the interpreter's switch interval (5 ms) each time. Measured with a busy loop
-  (``docs/performance.md``), a batch of 500 moves took a median of 0.9 to 10 ms
-  and up to seconds in a thread, and 2.9 ms (at most 4.9) on the loop, fsync
-  included; through SQLAlchemy and aiosqlite a commit also cost about 1 ms of
-  CPU in thread hand-offs, against 0.2 ms here.
+  event loop's thread. SQLite's work is a little CPU and one fsync, and a thread
+  for it costs far more than it saves: ``sqlite3`` lets go of the GIL around
+  every step of every row, and a thread that wants the GIL back from a busy
+  event loop has to wait for it each time. ``plyarena bench store`` measures it
+  (docs/benchmarks.md): with the loop busy, a batch of 100 moves took about 2 ms
+  on the loop, fsync included, and seconds in a thread; a commit through
+  SQLAlchemy and aiosqlite also costs several times the CPU of one here.
 
 Both raise if any write of the batch would fail (a duplicate, a missing row, a
 match in the wrong status) and leave nothing of the batch stored; the store then
@@ -38,6 +37,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.dml import Insert, Update
 
 from server.storage.models import UNFINISHED_STATUSES, MatchRow, MoveRow, PlayerRow, SeatRow
+from server.storage.records import MoveRecord
 
 # The statements of a batch, in the order a batch applies them. The updates must each change one row;
 # their parameters are prefixed so as not to clash with column names.
@@ -91,6 +91,25 @@ def batch_rows(parts: Sequence[Part]) -> Rows:
     for part in parts:
         rows[part.kind].append(part.params)
     return rows
+
+
+def move_row(move: MoveRecord) -> dict[str, Any]:
+    """The parameters of ``insert(MoveRow)`` for ``move``."""
+    clocks, engine = move.clocks_ms, move.engine
+    return {
+        "match_id": move.match_id,
+        "ply": move.ply,
+        "seat": move.seat,
+        "notation": move.notation,
+        "think_ms": move.think_ms,
+        "played_at": move.played_at,
+        "clock0_ms": clocks[0] if clocks else None,
+        "clock1_ms": clocks[1] if clocks else None,
+        "score": engine.score if engine else None,
+        "depth": engine.depth if engine else None,
+        "nodes": engine.nodes if engine else None,
+        "pv": list(engine.pv) if engine and engine.pv else None,
+    }
 
 
 async def apply_batch(connection: AsyncConnection, rows: Rows) -> None:

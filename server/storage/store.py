@@ -2,23 +2,22 @@
 
 Every write (a new player, a match, a seat, a move, a result) is queued for one
 writer task. The writer takes everything queued so far, up to ``max_batch``
-writes, applies it in one transaction and commits once; while that commit is
-on disk, new writes queue up and form the next batch. So the cost of a commit
-(an fsync on SQLite, a round trip on PostgreSQL) is shared by every match that
-moved meanwhile, without adding any delay when the server is quiet. Each caller
+writes, applies it in one transaction and commits once; writes queued after it
+took its batch form the next one. So the cost of a commit (an fsync on SQLite, a
+round trip on PostgreSQL) is shared by every match that moved meanwhile,
+without adding any delay when the server is quiet. Each caller
 awaits its own future, which the writer resolves only after the commit that
 holds its write: a move is acknowledged only once it is durable.
 
 A batch costs a handful of statements however many writes it holds: its
 writes are applied kind by kind (new players, matches, seats, starts, moves,
 results), each kind as one multi-row statement, in that order, which is the
-order in which any one match's writes are queued. Few statements matter more
-than few rows: each statement is a round trip through the event loop (to the
-SQLite thread, or to PostgreSQL), so a busy loop would stretch a batch of a
-hundred statements over a hundred of its turns. (Running a whole SQLite batch on
-a synchronous connection in a worker thread would save even those few trips, but
-measured worse under load: the thread's Python work holds the GIL that the event
-loop needs back after every socket call, and the loop stalled for seconds.)
+order in which any one match's writes are queued (see
+:mod:`server.storage.batches`). On PostgreSQL each statement is a round trip
+through the event loop. On an SQLite file the whole batch runs on the event
+loop's own thread, on a plain ``sqlite3`` connection: SQLite's work is a little
+CPU and one fsync, and handing it to a thread made a loaded loop and the
+thread fight over the GIL (``plyarena bench store``).
 
 If a batch fails, its writes are retried one at a time, each in its own
 transaction, so only the faulty one fails (say, a duplicate ply) and the others
@@ -74,6 +73,7 @@ from server.storage.batches import (
     SqliteBatches,
     apply_batch,
     batch_rows,
+    move_row,
 )
 from server.storage.engine import configure_sqlite_connection, create_engine
 from server.storage.errors import (
@@ -308,7 +308,7 @@ class Store:
         _check_move(move)
         if finish is not None:
             _check_finish(move.match_id, finish)
-        row = _move_row(move)
+        row = move_row(move)
 
         async def apply(connection: AsyncConnection) -> None:
             await connection.execute(insert(MoveRow), row)
@@ -656,24 +656,6 @@ def _check_finish(match_id: str, finish: MatchFinish) -> None:
 
 def _seat_row(match_id: str, seat: SeatRecord, joined_at: datetime) -> dict[str, Any]:
     return {"match_id": match_id, "seat": seat.seat, "player_id": seat.player_id, "joined_at": joined_at}
-
-
-def _move_row(move: MoveRecord) -> dict[str, Any]:
-    clocks, engine = move.clocks_ms, move.engine
-    return {
-        "match_id": move.match_id,
-        "ply": move.ply,
-        "seat": move.seat,
-        "notation": move.notation,
-        "think_ms": move.think_ms,
-        "played_at": move.played_at,
-        "clock0_ms": clocks[0] if clocks else None,
-        "clock1_ms": clocks[1] if clocks else None,
-        "score": engine.score if engine else None,
-        "depth": engine.depth if engine else None,
-        "nodes": engine.nodes if engine else None,
-        "pv": list(engine.pv) if engine and engine.pv else None,
-    }
 
 
 def _with_seats(statement: Select[tuple[MatchRow]]) -> Select[tuple[MatchRow]]:
