@@ -44,7 +44,7 @@ GC_THRESHOLDS = (1_000, 20, 1_000)
 load, where Python's default makes it seconds."""
 
 
-def tune_garbage_collector() -> None:
+def tune_garbage_collector(thresholds: tuple[int, int, int] = GC_THRESHOLDS) -> None:
     """Freeze what exists now (modules, configuration, restored matches) and make full collections rare.
 
     Call once, after the server has started. Frozen objects are still freed by reference counting; only
@@ -52,4 +52,4 @@ def tune_garbage_collector() -> None:
     """
     gc.collect()
     gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
+    gc.set_threshold(*thresholds)

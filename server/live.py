@@ -143,6 +143,9 @@ class MatchHost:
         self.now = now
         self.ws_url = ws_url
         self.matches: dict[str, LiveMatch] = {}
+        self._seated: dict[str, dict[str, None]] = {}
+        """For each player, the ids of the matches in memory where they hold a seat, in the order they
+        took them: a returning player's matches are found without a pass over every match."""
         self._tasks: set[asyncio.Task[None]] = set()
         metrics.match_counts = self.counts
 
@@ -170,11 +173,8 @@ class MatchHost:
 
     def unfinished_of(self, player_id: str) -> list[str]:
         """Ids of the unfinished matches in which ``player_id`` holds a seat."""
-        return [
-            live.id
-            for live in self.matches.values()
-            if not live.match.is_over and live.match.seat_of(player_id) is not None
-        ]
+        seated = self._seated.get(player_id, {})
+        return [match_id for match_id in seated if not self.matches[match_id].match.is_over]
 
     def counts(self) -> dict[str, int]:
         statuses = [live.match.status for live in self.matches.values()]
@@ -212,7 +212,7 @@ class MatchHost:
         live = LiveMatch(
             match, EventLog(new_id(), self.config.event_log_size), record.created_at, record.rematch_of
         )
-        self.matches[live.id] = live
+        self._hold(live)
         return live
 
     @staticmethod
@@ -239,7 +239,7 @@ class MatchHost:
         await self._store(self.store.create_match(record))
         live = LiveMatch(step.match, EventLog(new_id(), self.config.event_log_size), created_at)
         live.log.append(step.events)
-        self.matches[live.id] = live
+        self._hold(live)
         async with live.lock:
             self._follow(live, creator)
             creator.send(self._state(live, creator, request_id))
@@ -448,6 +448,8 @@ class MatchHost:
         for effect in step.effects:
             if isinstance(effect, CreateRematch):
                 self._start_rematch(live, effect.match)
+        if before.seats != live.match.seats:
+            self._note_seats(live)
         if before.status != live.match.status or before.seats != live.match.seats:
             self._show_in_lobby(live)
         if live.match.is_over and not before.is_over:
@@ -556,13 +558,23 @@ class MatchHost:
 
     def _start_rematch(self, old: LiveMatch, rematch: Match) -> None:
         live = LiveMatch(rematch, EventLog(new_id(), self.config.event_log_size), datetime.now(UTC), old.id)
-        self.matches[live.id] = live
+        self._hold(live)
         for connection in list(old.watchers):
             if connection.player_id is not None and rematch.seat_of(connection.player_id) is not None:
                 self._follow(live, connection)
                 connection.send(self._state(live, connection, None))
         self._show_in_lobby(live)
         self._schedule(live)
+
+    def _hold(self, live: LiveMatch) -> None:
+        """Keep ``live`` in memory, found by its id and by its players."""
+        self.matches[live.id] = live
+        self._note_seats(live)
+
+    def _note_seats(self, live: LiveMatch) -> None:
+        for player in live.match.seats:
+            if player is not None:
+                self._seated.setdefault(player.id, {})[live.id] = None
 
     # ----------------------------------------------------------------- followers
 
@@ -639,6 +651,12 @@ class MatchHost:
         """Forget a finished match; it stays in the store for replays."""
         if self.matches.get(live.id) is live:
             del self.matches[live.id]
+            for player in live.match.seats:
+                seated = self._seated.get(player.id) if player is not None else None
+                if seated is not None:
+                    seated.pop(live.id, None)
+                    if not seated:
+                        del self._seated[player.id]
         for connection in live.watchers:
             connection.matches.discard(live.id)
         live.watchers.clear()

@@ -1,4 +1,4 @@
-"""``plyarena bench engine --quick`` and ``store --quick``, and the benchmarks file that modes share."""
+"""``plyarena bench engine``, ``store`` and ``moves``, quick, and the benchmarks file they share."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import importlib.util
 import sqlite3
 from pathlib import Path
 
+from plyarena.bench_moves import MovesPlan, run_moves_benchmark
 from plyarena.bench_store import WAYS, StorePlan, run_store_benchmark
 from plyarena.cli import main
 from plyarena.commands.bench import write_section
@@ -73,3 +74,17 @@ def test_quick_store_benchmark_commits_every_row_each_way_and_writes_its_section
     text = output.read_text()
     assert "plyarena bench store --quick" in text
     assert all(f"| {way} |" in text for way in WAYS)
+
+
+def test_quick_moves_benchmark_commits_every_move_and_writes_its_section(tmp_path: Path) -> None:
+    plan = MovesPlan.quick()
+    runs = run_moves_benchmark(plan)
+
+    assert [run.thresholds for run in runs] == list(plan.thresholds)
+    for run in runs:  # every move played was committed (the bench checks), and cost something
+        assert run.moves >= plan.matches and run.cpu_us_per_move > 0 and sum(run.collections) >= 0
+
+    output = tmp_path / "benchmarks.md"
+    assert main(["bench", "moves", "--quick", "--gc", "900,10,10", "--output", str(output)]) == 0
+    text = output.read_text()
+    assert "`plyarena bench moves --quick --gc 900,10,10`" in text and "| 900, 10, 10 |" in text

@@ -111,3 +111,27 @@ async def test_coming_back_within_the_grace_period_keeps_the_match(
     await asyncio.sleep(0.8)
     assert not [m for m in alice.take_unread() if m["type"] == "ended"]
     await play_moves("tictactoe", (alice, bob_again), match_id, ["a1", "b2"])
+
+
+async def test_a_returning_player_is_told_each_unfinished_match_in_the_order_it_took_its_seat(
+    arena: Server, connect: Connect
+) -> None:
+    alice, bob, carol = await connect(arena), await connect(arena), await connect(arena)
+    for client, name in ((alice, "Alice"), (bob, "Bob"), (carol, "Carol")):
+        await client.hello(name)
+    first = (await open_match(alice, bob, "tictactoe"))["match_id"]
+    finished = (await open_match(carol, alice, "tictactoe"))["match_id"]
+    waiting = (await alice.request("match.create", game="connect4"))["match_id"]
+    with_carol = (await open_match(carol, bob, "connect4"))["match_id"]
+    await carol.request("resign", match_id=finished)
+    await alice.expect(type_="ended", match_id=finished)
+
+    again = await connect(arena)
+    assert (await again.hello(token=alice.token))["matches"] == [first, waiting]
+    again = await connect(arena)
+    assert (await again.hello(token=bob.token))["matches"] == [first, with_carol]
+    assert arena.host.unfinished_of(carol.player_id) == [with_carol]
+
+    arena.host._expire(arena.host.matches[finished])  # a finished match leaves memory after a while
+    assert finished not in arena.host.matches
+    assert arena.host.unfinished_of(alice.player_id) == [first, waiting]

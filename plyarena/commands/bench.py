@@ -39,6 +39,8 @@ from plyarena.bench_fuzz import code_rows as fuzz_code_rows
 from plyarena.bench_fuzz import kind_rows as fuzz_kind_rows
 from plyarena.bench_fuzz import render_markdown as render_fuzz_markdown
 from plyarena.bench_fuzz import summary_lines as fuzz_summary
+from plyarena.bench_moves import MovesPlan, run_moves_benchmark
+from plyarena.bench_moves import render_markdown as render_moves_markdown
 from plyarena.bench_store import StorePlan, run_store_benchmark
 from plyarena.bench_store import render_markdown as render_store_markdown
 
@@ -360,6 +362,54 @@ def _run_store(args: argparse.Namespace) -> int:
     return 0
 
 
+def _configure_moves(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--quick", action="store_true", help="a small run that checks the command works")
+    parser.add_argument(
+        "--gc",
+        action="append",
+        type=_thresholds,
+        metavar="G0,G1,G2",
+        help="GC thresholds to measure, repeatable (default: Python's and the server's)",
+    )
+    parser.add_argument(
+        "--output",
+        type=Path,
+        help=f"benchmarks file to update (default {DEFAULT_OUTPUT}; with --quick: none)",
+    )
+
+
+def _thresholds(text: str) -> tuple[int, int, int]:
+    try:
+        first, second, third = (int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected three integers like 5000,50,100, not {text!r}") from None
+    if min(first, second, third) < 1:
+        raise argparse.ArgumentTypeError(f"thresholds must be positive, not {text!r}")
+    return first, second, third
+
+
+def _run_moves(args: argparse.Namespace) -> int:
+    plan = MovesPlan.quick() if args.quick else MovesPlan()
+    if args.gc:
+        plan = replace(plan, thresholds=tuple(args.gc))
+    command = " ".join(
+        ["plyarena bench moves", *(["--quick"] if args.quick else []),
+         *(f"--gc {','.join(map(str, thresholds))}" for thresholds in args.gc or ())]
+    )  # fmt: skip
+    console = Console()
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console) as progress:
+        task = progress.add_task("runs", total=plan.repeats * len(plan.thresholds))
+        runs = run_moves_benchmark(plan, lambda: progress.advance(task))
+    markdown = render_moves_markdown(plan, runs, command)
+    console.print(markdown)
+    output = args.output if args.output is not None else (None if args.quick else DEFAULT_OUTPUT)
+    if output is not None:
+        write_section(output, "moves", markdown)
+        console.print(f"wrote the moves section of {output}")
+    return 0
+
+
 MODES: dict[str, Mode] = {
     "engine": Mode(
         "search speed per game, Connect Four solving on Pons' sets, minimax vs alpha-beta, easyAI alongside",
@@ -381,6 +431,11 @@ MODES: dict[str, Mode] = {
         "100,000 malformed and out-of-place messages to a live server: answers by error code, no crash",
         _configure_fuzz,
         _run_fuzz,
+    ),
+    "moves": Mode(
+        "the server's CPU per move in one process, without sockets, and the GC's share, per GC thresholds",
+        _configure_moves,
+        _run_moves,
     ),
     "store": Mode(
         "CPU per commit and per move, and batches on a busy loop: SQLite on the loop, in a thread, "
