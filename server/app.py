@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import hashlib
 import logging
 import random
@@ -151,6 +152,7 @@ class Server:
         self._loop_lag_task = asyncio.create_task(
             measure_loop_lag(self.metrics.loop_lag_seconds), name="plyarena-loop-lag"
         )
+        gc.callbacks.append(self.metrics.time_collections)
         await self._websockets.start_serving()
 
     async def close(self) -> None:
@@ -160,6 +162,8 @@ class Server:
             await self._websockets.wait_closed()
         await self.host.close()
         self.lobby.withdraw()
+        with contextlib.suppress(ValueError):  # (not there if start failed)
+            gc.callbacks.remove(self.metrics.time_collections)
         for task in (self._lobby_task, self._bot_catalog_task, self._loop_lag_task):
             if task is not None:
                 task.cancel()

@@ -5,6 +5,10 @@ event loop: no locks needed), plus the store's write statistics, rendered on
 demand. Metric names follow Prometheus conventions (``_total`` for counters,
 base units).
 
+Garbage collections are timed too (:meth:`Metrics.time_collections`): with
+thousands of connections a full collection stops the whole process for a second
+or more, which no other figure would show as such.
+
 The event-loop lag is how late the loop runs a callback that is due: every
 request, commit and broadcast waits that long before it even starts, so it is
 the first figure to watch when the server is busy. :func:`measure_loop_lag`
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -43,6 +48,18 @@ class Metrics:
     bus_dropped_total: int = 0
     bus_failures_total: int = 0
     loop_lag_seconds: Histogram = field(default_factory=lambda: Histogram(LOOP_LAG_BUCKETS_S))
+    gc_pause_seconds: list[Histogram] = field(
+        default_factory=lambda: [Histogram(LOOP_LAG_BUCKETS_S) for _ in range(3)]
+    )
+    """How long each garbage collection stopped everything, by generation (a full one is generation 2)."""
+    _gc_started: float = 0.0
+
+    def time_collections(self, phase: str, _info: Mapping[str, int]) -> None:
+        """A ``gc.callbacks`` entry: the loop stands still while the collector runs, so its pauses count."""
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        else:
+            self.gc_pause_seconds[_info["generation"]].observe(time.perf_counter() - self._gc_started)
 
     def render(self, writes: WriteStats | None) -> str:
         """The exposition text, the store's write path included when there is one."""
@@ -104,6 +121,16 @@ class Metrics:
                 self.loop_lag_seconds,
             )
         )
+        for generation, pauses in enumerate(self.gc_pause_seconds):
+            lines.extend(
+                _histogram(
+                    "plyarena_gc_pause_seconds",
+                    "How long each garbage collection stopped the process, by generation (2: full).",
+                    pauses,
+                    f'generation="{generation}"',
+                    header=generation == 0,
+                )
+            )
         if writes is not None:
             metric(
                 "plyarena_store_transactions_total",
@@ -137,13 +164,18 @@ async def measure_loop_lag(lag: Histogram, interval_s: float = LOOP_LAG_INTERVAL
         lag.observe(max(0.0, loop.time() - before - interval_s))
 
 
-def _histogram(name: str, help_text: str, histogram: Histogram) -> list[str]:
-    lines = [f"# HELP {name} {help_text}", f"# TYPE {name} histogram"]
+def _histogram(
+    name: str, help_text: str, histogram: Histogram, labels: str = "", *, header: bool = True
+) -> list[str]:
+    """A histogram's lines; with ``labels``, one series of a family whose header came with its first."""
+    lines = [f"# HELP {name} {help_text}", f"# TYPE {name} histogram"] if header else []
+    prefix = f"{labels}," if labels else ""
+    suffix = f"{{{labels}}}" if labels else ""
     for bound, count in histogram.cumulative():
         le = "+Inf" if math.isinf(bound) else _number(bound)
-        lines.append(f'{name}_bucket{{le="{le}"}} {count}')
-    lines.append(f"{name}_sum {_number(histogram.sum)}")
-    lines.append(f"{name}_count {histogram.count}")
+        lines.append(f'{name}_bucket{{{prefix}le="{le}"}} {count}')
+    lines.append(f"{name}_sum{suffix} {_number(histogram.sum)}")
+    lines.append(f"{name}_count{suffix} {histogram.count}")
     return lines
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 from typing import Any
@@ -151,6 +152,23 @@ async def test_metrics_count_connections_moves_errors_and_commits(arena: Server,
     assert samples['plyarena_errors_total{code="stale_ply"}'] == "1"
     assert int(samples["plyarena_commit_seconds_count"]) >= 2
     assert samples['plyarena_commit_seconds_bucket{le="+Inf"}'] == samples["plyarena_commit_seconds_count"]
+
+
+async def test_metrics_time_every_garbage_collection_by_generation(arena: Server) -> None:
+    full = 'plyarena_gc_pause_seconds_count{generation="2"}'
+
+    def samples(body: bytes) -> dict[str, str]:
+        return dict(line.rsplit(" ", 1) for line in body.decode().splitlines() if not line.startswith("#"))
+
+    before = samples((await http_get(arena, "/metrics"))[2])
+    gc.collect()
+    gc.collect(0)
+    after = samples((await http_get(arena, "/metrics"))[2])
+    assert int(after[full]) == int(before[full]) + 1
+    young = 'plyarena_gc_pause_seconds_count{generation="0"}'
+    assert int(after[young]) >= int(before[young]) + 1
+    assert float(after['plyarena_gc_pause_seconds_sum{generation="2"}']) > 0
+    assert after['plyarena_gc_pause_seconds_bucket{generation="2",le="+Inf"}'] == after[full]
 
 
 async def test_browser_origins_are_checked_and_scripts_without_one_are_welcome(

@@ -127,6 +127,9 @@ class WindowResult:
     other_cpu: float
     """Cores busy with anything else: other processes, and the kernel's work for the loopback network."""
     loadgen_lag_p99_ms: float
+    gc_share: float | None = None
+    """The part of the window the server spent in garbage collections, which stop it whole."""
+    full_collections: int | None = None
 
 
 def summarize(
@@ -141,7 +144,7 @@ def summarize(
             errors[code] = errors.get(code, 0) + count
     first, last = observed.first, observed.last
     durable = lag = commits = per_commit = commit_p99 = None
-    connections = live = None
+    connections = live = gc_share = full_collections = None
     if first is not None and last is not None:
         elapsed = last.at - first.at
         durable = (last.get("plyarena_moves_total") - first.get("plyarena_moves_total")) / elapsed
@@ -156,6 +159,10 @@ def summarize(
         commit_p99 = 1000 * histogram_quantile(0.99, bucket_delta(first, last, "plyarena_commit_seconds"))
         connections = statistics.median(scrape.get("plyarena_connections") for scrape in observed.gauges)
         live = statistics.median(scrape.get("plyarena_live_matches") for scrape in observed.gauges)
+        pauses = [f'plyarena_gc_pause_seconds_sum{{generation="{generation}"}}' for generation in range(3)]
+        gc_share = sum(last.get(name) - first.get(name) for name in pauses) / elapsed
+        full = 'plyarena_gc_pause_seconds_count{generation="2"}'
+        full_collections = int(last.get(full) - first.get(full))
     lags = [value for part in samples for value in part.loop_lag_ms]
     return WindowResult(
         name=window.name,
@@ -177,6 +184,8 @@ def summarize(
         loadgen_cpu=observed.loadgen_cpu_s / seconds,
         other_cpu=(observed.machine_busy_s - observed.server_cpu_s - observed.loadgen_cpu_s) / seconds,
         loadgen_lag_p99_ms=Spread.of(lags).p99,
+        gc_share=gc_share,
+        full_collections=full_collections,
     )
 
 
@@ -331,6 +340,8 @@ WINDOW_ROWS: tuple[tuple[str, Callable[[WindowResult], str]], ...] = (
     ("writes per commit", lambda w: "-" if w.writes_per_commit is None else f"{w.writes_per_commit:.1f}"),
     ("commit p99 ms", lambda w: _ms(w.commit_p99_ms)),
     ("server CPU", lambda w: f"{w.server_cpu:.2f}"),
+    ("server in GC: share of time / full collections",
+     lambda w: "-" if w.gc_share is None else f"{w.gc_share:.0%} / {w.full_collections}"),
     ("load generators' CPU", lambda w: f"{w.loadgen_cpu:.2f}"),
     ("other CPU (other processes, kernel)", lambda w: f"{w.other_cpu:.2f}"),
     ("load generators' loop lag p99 ms", lambda w: _ms(w.loadgen_lag_p99_ms)),
