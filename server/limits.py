@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 import resource
 
 log = logging.getLogger(__name__)
@@ -44,7 +45,30 @@ GC_THRESHOLDS = (1_000, 20, 1_000)
 load, where Python's default makes it seconds."""
 
 
-def tune_garbage_collector(thresholds: tuple[int, int, int] = GC_THRESHOLDS) -> None:
+GC_THRESHOLDS_VARIABLE = "PLYARENA_GC_THRESHOLDS"
+
+
+def parse_gc_thresholds(text: str) -> tuple[int, int, int]:
+    """Three positive integers, ``5000,10,1000``: the thresholds of ``gc.set_threshold``."""
+    try:
+        first, second, third = (int(part) for part in text.split(","))
+    except ValueError:
+        raise ValueError(f"expected three integers like 5000,10,1000, not {text!r}") from None
+    if min(first, second, third) < 1:
+        raise ValueError(f"GC thresholds must be positive, not {text!r}")
+    return first, second, third
+
+
+def gc_thresholds() -> tuple[int, int, int]:
+    """``$PLYARENA_GC_THRESHOLDS`` if set (to compare settings, or tune a deployment), else the default."""
+    text = os.environ.get(GC_THRESHOLDS_VARIABLE, "").strip()
+    try:
+        return parse_gc_thresholds(text) if text else GC_THRESHOLDS
+    except ValueError as error:
+        raise ValueError(f"{GC_THRESHOLDS_VARIABLE}: {error}") from None
+
+
+def tune_garbage_collector(thresholds: tuple[int, int, int] | None = None) -> None:
     """Freeze what exists now (modules, configuration, restored matches) and make full collections rare.
 
     Call once, after the server has started. Frozen objects are still freed by reference counting; only
@@ -52,4 +76,4 @@ def tune_garbage_collector(thresholds: tuple[int, int, int] = GC_THRESHOLDS) -> 
     """
     gc.collect()
     gc.freeze()
-    gc.set_threshold(*thresholds)
+    gc.set_threshold(*(thresholds or gc_thresholds()))

@@ -14,7 +14,15 @@ import gc
 import resource
 import time
 
-from server.limits import GC_THRESHOLDS, raise_open_files_limit, tune_garbage_collector
+import pytest
+
+from server.limits import (
+    GC_THRESHOLDS,
+    GC_THRESHOLDS_VARIABLE,
+    gc_thresholds,
+    raise_open_files_limit,
+    tune_garbage_collector,
+)
 from server.metrics import Metrics, measure_loop_lag
 
 
@@ -73,3 +81,14 @@ def test_the_garbage_collector_leaves_startup_objects_alone_and_rarely_collects_
     finally:
         gc.unfreeze()
         gc.set_threshold(*thresholds)
+
+
+def test_gc_thresholds_can_be_set_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(GC_THRESHOLDS_VARIABLE, raising=False)
+    assert gc_thresholds() == GC_THRESHOLDS
+    monkeypatch.setenv(GC_THRESHOLDS_VARIABLE, " 5000,10,1000 ")
+    assert gc_thresholds() == (5000, 10, 1000)
+    for wrong in ("5000,10", "a,b,c", "5000,0,1000"):
+        monkeypatch.setenv(GC_THRESHOLDS_VARIABLE, wrong)
+        with pytest.raises(ValueError, match=GC_THRESHOLDS_VARIABLE):
+            gc_thresholds()

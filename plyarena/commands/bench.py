@@ -43,6 +43,7 @@ from plyarena.bench_moves import MovesPlan, run_moves_benchmark
 from plyarena.bench_moves import render_markdown as render_moves_markdown
 from plyarena.bench_store import StorePlan, run_store_benchmark
 from plyarena.bench_store import render_markdown as render_store_markdown
+from server.limits import parse_gc_thresholds
 
 HELP = "measure a part of Ply Arena (engine: search and solver) and write docs/benchmarks.md"
 DEFAULT_OUTPUT = Path("docs/benchmarks.md")
@@ -380,12 +381,9 @@ def _configure_moves(parser: argparse.ArgumentParser) -> None:
 
 def _thresholds(text: str) -> tuple[int, int, int]:
     try:
-        first, second, third = (int(part) for part in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected three integers like 5000,50,100, not {text!r}") from None
-    if min(first, second, third) < 1:
-        raise argparse.ArgumentTypeError(f"thresholds must be positive, not {text!r}")
-    return first, second, third
+        return parse_gc_thresholds(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _run_moves(args: argparse.Namespace) -> int:

@@ -7,11 +7,12 @@ import asyncio
 import contextlib
 import logging
 import signal
+import sys
 
 from server import eventloop
 from server.app import running_server
 from server.config import DEFAULT_HOST, DEFAULT_PORT, ServerConfig, new_instance_id
-from server.limits import raise_open_files_limit, tune_garbage_collector
+from server.limits import gc_thresholds, raise_open_files_limit, tune_garbage_collector
 from server.storage.engine import DEFAULT_DATABASE_URL
 
 HELP = "serve the WebSocket protocol, the HTTP API and the browser client on one port"
@@ -71,6 +72,11 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("websockets").setLevel(logging.WARNING)
     raise_open_files_limit()  # one descriptor per connection
+    try:
+        gc_thresholds()  # a bad $PLYARENA_GC_THRESHOLDS stops us here, not once serving
+    except ValueError as error:
+        print(f"plyarena serve: {error}", file=sys.stderr)
+        return 2
     return eventloop.run(serve_until_stopped(config_from(args)))
 
 
