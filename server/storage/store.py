@@ -134,7 +134,7 @@ class Store:
         self._sqlite = _sqlite_batches(engine)
         self._connection: AsyncConnection | None = None
         """The writer's connection on PostgreSQL, kept from batch to batch: taking one from the pool
-        costs a ping and a reset every time, half the CPU of a small commit."""
+        costs a ping and a reset, two more round trips for every commit."""
         self._max_batch = max_batch
         self._queue: deque[_Write] = deque()
         self._wakeup = asyncio.Event()
