@@ -21,6 +21,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from typing import Protocol
 
 import msgspec
 
@@ -67,7 +68,13 @@ from server.storage import MatchFinish, MatchRecord, MoveRecord, SeatRecord, Sto
 
 log = logging.getLogger(__name__)
 
-Intent = Callable[[Match, float], Step]
+
+class Intent(Protocol):
+    """A :class:`Match` method with all bound but the match and the time: ``intent(match, now=t)``."""
+
+    def __call__(self, match: Match, /, *, now: float) -> Step: ...
+
+
 Resend = tuple[int, str]
 """A move request's ply and move text: what a resend of a move must repeat."""
 TICK_RETRY_S = 1.0
@@ -343,7 +350,7 @@ class MatchHost:
             if answered is not None:
                 return answered
             await self._tick(live)
-            step = intent(live.match, self.now())
+            step = intent(live.match, now=self.now())
             if step.duplicate:
                 requester.send(self._state(live, requester, request_id))
                 return step
