@@ -5,9 +5,9 @@ event loop: no locks needed), plus the store's write statistics, rendered on
 demand. Metric names follow Prometheus conventions (``_total`` for counters,
 base units).
 
-Garbage collections are timed too (:meth:`Metrics.time_collections`): with
-thousands of connections a full collection stops the whole process for a second
-or more, which no other figure would show as such.
+Garbage collections are timed too (:meth:`Metrics.time_collections`): each one
+stops the whole process, with thousands of connections a full one for most of a
+second (see :mod:`server.limits`), and no other figure would show it as such.
 
 The event-loop lag is how late the loop runs a callback that is due: every
 request, commit and broadcast waits that long before it even starts, so it is
@@ -54,12 +54,12 @@ class Metrics:
     """How long each garbage collection stopped everything, by generation (a full one is generation 2)."""
     _gc_started: float = 0.0
 
-    def time_collections(self, phase: str, _info: Mapping[str, int]) -> None:
+    def time_collections(self, phase: str, info: Mapping[str, int]) -> None:
         """A ``gc.callbacks`` entry: the loop stands still while the collector runs, so its pauses count."""
         if phase == "start":
             self._gc_started = time.perf_counter()
         else:
-            self.gc_pause_seconds[_info["generation"]].observe(time.perf_counter() - self._gc_started)
+            self.gc_pause_seconds[info["generation"]].observe(time.perf_counter() - self._gc_started)
 
     def render(self, writes: WriteStats | None) -> str:
         """The exposition text, the store's write path included when there is one."""
