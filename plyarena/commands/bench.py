@@ -92,6 +92,24 @@ def read_section(path: Path, mode: str) -> str | None:
     return text.split(start, 1)[1].split(end, 1)[0]
 
 
+def _add_quick_and_output(parser: argparse.ArgumentParser) -> None:
+    """The options every mode that has a quick form shares."""
+    parser.add_argument("--quick", action="store_true", help="a small run that checks the command works")
+    parser.add_argument(
+        "--output",
+        type=Path,
+        help=f"benchmarks file to update (default {DEFAULT_OUTPUT}; with --quick: none)",
+    )
+
+
+def _write_unless_quick(args: argparse.Namespace, console: Console, mode: str, markdown: str) -> None:
+    """Write ``mode``'s section to ``--output``, by default the benchmarks file, but not for ``--quick``."""
+    output = args.output if args.output is not None else (None if args.quick else DEFAULT_OUTPUT)
+    if output is not None:
+        write_section(output, mode, markdown)
+        console.print(f"wrote the {mode} section of {output}")
+
+
 class RichTracker:
     """Shows each measurement as a rich progress bar."""
 
@@ -104,12 +122,7 @@ class RichTracker:
 
 
 def _configure_engine(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--quick", action="store_true", help="a small run that checks the command works")
-    parser.add_argument(
-        "--output",
-        type=Path,
-        help=f"benchmarks file to update (default {DEFAULT_OUTPUT}; with --quick: none)",
-    )
+    _add_quick_and_output(parser)
     parser.add_argument("--pons-dir", type=Path, default=PONS_DIR, help="where Pons' test sets are")
 
 
@@ -124,10 +137,7 @@ def _run_engine(args: argparse.Namespace) -> int:
     with Progress(*columns, console=console) as progress:
         report = run_engine_benchmark(plan, RichTracker(progress), command, args.pons_dir)
     _show(console, report)
-    output = args.output if args.output is not None else (None if args.quick else DEFAULT_OUTPUT)
-    if output is not None:
-        write_section(output, "engine", render_markdown(report))
-        console.print(f"wrote the engine section of {output}")
+    _write_unless_quick(args, console, "engine", render_markdown(report))
     wrong = sum(row.wrong for row in report.pons) + sum(row.positions - row.agree for row in report.easyai)
     return 1 if wrong else 0
 
@@ -148,15 +158,10 @@ def _print_tables(console: Console, tables: list[TextTable], notes: Sequence[str
 
 
 def _configure_bots(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--quick", action="store_true", help="a small run that checks the command works")
+    _add_quick_and_output(parser)
     parser.add_argument("--games", type=int, help="games played at once (default 6; --quick: 2)")
     parser.add_argument("--game", help="the game the bots play (default connect4)")
     parser.add_argument("--level", type=int, help="the level of both bots (default 6; --quick: 3)")
-    parser.add_argument(
-        "--output",
-        type=Path,
-        help=f"benchmarks file to update (default {DEFAULT_OUTPUT}; with --quick: none)",
-    )
 
 
 def _run_bots(args: argparse.Namespace) -> int:
@@ -172,10 +177,7 @@ def _run_bots(args: argparse.Namespace) -> int:
         runs = asyncio.run(run_bots_benchmark(plan))
     markdown = render_bots_markdown(plan, runs, command)
     console.print(markdown)
-    output = args.output if args.output is not None else (None if args.quick else DEFAULT_OUTPUT)
-    if output is not None:
-        write_section(output, "bots", markdown)
-        console.print(f"wrote the bots section of {output}")
+    _write_unless_quick(args, console, "bots", markdown)
     return 0
 
 
@@ -291,15 +293,10 @@ def _without_password(url: str) -> str:
 
 
 def _configure_fuzz(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--quick", action="store_true", help="a small run that checks the command works")
+    _add_quick_and_output(parser)
     parser.add_argument("--messages", type=int, help="bad messages to send (default 100,000; --quick: 2,000)")
     parser.add_argument("--players", type=int, help="fuzzed players sending at once (default 8)")
     parser.add_argument("--db", metavar="URL", help="the server's database (default: SQLite, scratch)")
-    parser.add_argument(
-        "--output",
-        type=Path,
-        help=f"benchmarks file to update (default {DEFAULT_OUTPUT}; with --quick: none)",
-    )
 
 
 def _run_fuzz(args: argparse.Namespace) -> int:
@@ -329,20 +326,12 @@ def _run_fuzz(args: argparse.Namespace) -> int:
         console.print(table)
     for problem in report.wrong + report.game_problems:
         console.print(problem, style="red", markup=False)  # fuzzed text is full of [brackets]
-    output = args.output if args.output is not None else (None if args.quick else DEFAULT_OUTPUT)
-    if output is not None:
-        write_section(output, "fuzz", render_fuzz_markdown(plan, report, command))
-        console.print(f"wrote the fuzz section of {output}")
+    _write_unless_quick(args, console, "fuzz", render_fuzz_markdown(plan, report, command))
     return 0 if report.ok else 1
 
 
 def _configure_store(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--quick", action="store_true", help="a small run that checks the command works")
-    parser.add_argument(
-        "--output",
-        type=Path,
-        help=f"benchmarks file to update (default {DEFAULT_OUTPUT}; with --quick: none)",
-    )
+    _add_quick_and_output(parser)
 
 
 def _run_store(args: argparse.Namespace) -> int:
@@ -356,26 +345,18 @@ def _run_store(args: argparse.Namespace) -> int:
         results = run_store_benchmark(plan, Path(scratch))
     markdown = render_store_markdown(plan, results, command)
     console.print(markdown)
-    output = args.output if args.output is not None else (None if args.quick else DEFAULT_OUTPUT)
-    if output is not None:
-        write_section(output, "store", markdown)
-        console.print(f"wrote the store section of {output}")
+    _write_unless_quick(args, console, "store", markdown)
     return 0
 
 
 def _configure_moves(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--quick", action="store_true", help="a small run that checks the command works")
+    _add_quick_and_output(parser)
     parser.add_argument(
         "--gc",
         action="append",
         type=_thresholds,
         metavar="G0,G1,G2",
         help="GC thresholds to measure, repeatable (default: Python's and the server's)",
-    )
-    parser.add_argument(
-        "--output",
-        type=Path,
-        help=f"benchmarks file to update (default {DEFAULT_OUTPUT}; with --quick: none)",
     )
 
 
@@ -401,10 +382,7 @@ def _run_moves(args: argparse.Namespace) -> int:
         runs = run_moves_benchmark(plan, lambda: progress.advance(task))
     markdown = render_moves_markdown(plan, runs, command)
     console.print(markdown)
-    output = args.output if args.output is not None else (None if args.quick else DEFAULT_OUTPUT)
-    if output is not None:
-        write_section(output, "moves", markdown)
-        console.print(f"wrote the moves section of {output}")
+    _write_unless_quick(args, console, "moves", markdown)
     return 0
 
 
