@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
-import platform
 import statistics
 import tempfile
 import time
@@ -26,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bots import wire
+from bots.benchmark import machine_description
 from bots.client import BotPlayer, BotSpec
 from bots.fleet import Fleet, FleetConfig
 from bots.pool import SearchPool, ThinkRequest, ThinkResult
@@ -195,7 +195,7 @@ def speedup(runs: list[BotsRun]) -> float | None:
 
 
 def render_markdown(plan: BotsPlan, runs: list[BotsRun], command: str) -> str:
-    machine = f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}"
+    machine = machine_description()
     lines = [
         "## Bots: throughput per worker, and the server's event-loop lag",
         "",

@@ -23,8 +23,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing
-import os
-import platform
 import random
 import signal
 import socket
@@ -38,6 +36,7 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
+from bots.benchmark import machine_description
 from server.app import running_server
 from server.config import ServerConfig
 from server.storage.engine import create_engine
@@ -320,7 +319,7 @@ def summary_lines(plan: FuzzPlan, report: FuzzReport) -> list[str]:
 
 
 def render_markdown(plan: FuzzPlan, report: FuzzReport, command: str) -> str:
-    machine = f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}"
+    machine = machine_description()
     lines = [
         "## Protocol fuzzing",
         "",

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import os
-import platform
 import random
 import statistics
 import tempfile
@@ -31,6 +29,7 @@ from pathlib import Path
 
 import msgspec
 
+from bots.benchmark import machine_description
 from server.app import Server
 from server.bus import InProcessBus
 from server.config import ServerConfig
@@ -195,7 +194,7 @@ def summarize(runs: Sequence[MovesRun]) -> list[tuple[Thresholds, float, float, 
 
 
 def render_markdown(plan: MovesPlan, runs: Sequence[MovesRun], command: str) -> str:
-    machine = f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}"
+    machine = machine_description()
     lines = [
         "## Moves: the server's CPU per move without the network",
         "",

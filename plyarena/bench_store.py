@@ -19,8 +19,6 @@ worker threads' included.
 from __future__ import annotations
 
 import asyncio
-import os
-import platform
 import statistics
 import time
 from collections.abc import Awaitable, Callable
@@ -29,6 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bots.benchmark import machine_description
 from server.eventloop import loop_factory
 from server.storage import MatchRecord, MoveRecord, SeatRecord, Store
 from server.storage.batches import NEW_MOVE, Part, Rows, SqliteBatches, apply_batch, batch_rows, move_row
@@ -205,7 +204,7 @@ def run_store_benchmark(plan: StorePlan, directory: Path) -> list[WayResult]:
 
 
 def render_markdown(plan: StorePlan, results: list[WayResult], command: str) -> str:
-    machine = f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}"
+    machine = machine_description()
     by_way = {result.way: result for result in results}
     lines = [
         "## Store: committing moves to SQLite on the loop, in a thread, or through SQLAlchemy",
