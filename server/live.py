@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -113,6 +114,8 @@ class LiveMatch:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     watchers: set[Connection] = field(default_factory=set)
     timer: asyncio.TimerHandle | None = None
+    timer_due: float = 0.0
+    """When ``timer`` fires, on the host's clock: at or before the match's next deadline."""
     expiry: asyncio.TimerHandle | None = None
     bot_status: BotStatus | None = None
     """The latest note on the match's bot request: advisory, so kept in memory only."""
@@ -155,6 +158,11 @@ class MatchHost:
         took them: a returning player's matches are found without a pass over every match."""
         self._tasks: set[asyncio.Task[None]] = set()
         metrics.match_counts = self.counts
+
+    @functools.cached_property
+    def _loop(self) -> asyncio.AbstractEventLoop:
+        """The loop that runs the timers, looked up once: on Python 3.11 each lookup is a ``getpid``."""
+        return asyncio.get_running_loop()
 
     # ----------------------------------------------------------------- finding matches
 
@@ -369,8 +377,11 @@ class MatchHost:
     async def _tick(self, live: LiveMatch) -> None:
         """Let the store and time decide first (a move stored although its commit failed, a flag that
         fell, a grace that ran out) so intents see the truth."""
-        await self._settle_unsure_move(live)
-        await self._apply(live, live.match.tick(self.now()))
+        if live.unsure_ply is not None or live.unsure_finish:
+            await self._settle_unsure_move(live)
+        step = live.match.tick(self.now())
+        if step.match is not live.match:  # (almost always the same match: nothing to decide)
+            await self._apply(live, step)
 
     async def _settle_unsure_move(
         self,
@@ -627,14 +638,21 @@ class MatchHost:
         return live is not None and live.match.status == OPEN and live.match.options.visibility == "public"
 
     def _schedule(self, live: LiveMatch) -> None:
-        """Arm the match's one timer for its next deadline (flag fall or grace expiry), if any."""
+        """Have the match's one timer fire by its next deadline (flag fall or grace expiry), if any.
+
+        A timer already due no later than that deadline is kept: firing early only finds nothing to
+        decide yet and arms it again. Most moves push the deadline later, so most keep their timer
+        rather than cancel one and make another.
+        """
+        deadline = live.match.deadline()
         if live.timer is not None:
+            if deadline is not None and live.timer_due <= deadline:
+                return
             live.timer.cancel()
             live.timer = None
-        deadline = live.match.deadline()
         if deadline is not None:
-            delay = max(0.0, deadline - self.now())
-            live.timer = asyncio.get_running_loop().call_later(delay, self._fire, live)
+            live.timer_due = deadline
+            live.timer = self._loop.call_later(max(0.0, deadline - self.now()), self._fire, live)
 
     async def _on_deadline(self, live: LiveMatch) -> None:
         live.timer = None
@@ -644,15 +662,14 @@ class MatchHost:
                 self._schedule(live)
         except ProtocolError as error:
             log.warning("match %s: deciding on time failed (%s); retrying", live.id, error.message)
-            live.timer = asyncio.get_running_loop().call_later(TICK_RETRY_S, self._fire, live)
+            live.timer_due = self.now() + TICK_RETRY_S
+            live.timer = self._loop.call_later(TICK_RETRY_S, self._fire, live)
         except Exception:
             log.exception("match %s: deciding on time failed", live.id)
 
     def _expire_later(self, live: LiveMatch) -> None:
         if live.expiry is None:
-            live.expiry = asyncio.get_running_loop().call_later(
-                self.config.finished_ttl_s, self._expire, live
-            )
+            live.expiry = self._loop.call_later(self.config.finished_ttl_s, self._expire, live)
 
     def _expire(self, live: LiveMatch) -> None:
         """Forget a finished match; it stays in the store for replays."""

@@ -138,6 +138,8 @@ class Store:
         costs a ping and a reset, two more round trips for every commit."""
         self._max_batch = max_batch
         self._queue: deque[_Write] = deque()
+        self._loop = asyncio.get_running_loop()
+        """Looked up once: on Python 3.11 each lookup is a ``getpid`` system call, and each write needs it."""
         self._wakeup = asyncio.Event()
         self._closing = False
         self._writer = asyncio.create_task(self._write_loop(), name="plyarena-store-writer")
@@ -417,7 +419,7 @@ class Store:
     ) -> asyncio.Future[None]:
         if self._closing:
             raise StoreClosedError(f"{what} not stored: the store is closed")
-        loop = asyncio.get_running_loop()
+        loop = self._loop
         write = _Write(
             what=what,
             apply=apply,
@@ -463,7 +465,7 @@ class Store:
                 return batch
 
     async def _commit(self, batch: list[_Write]) -> None:
-        loop = asyncio.get_running_loop()
+        loop = self._loop
         started = loop.time()
         rows = batch_rows([part for write in batch for part in write.parts])
         try:
@@ -493,7 +495,7 @@ class Store:
                 await connection.close()
 
     async def _commit_one_by_one(self, batch: list[_Write]) -> None:
-        loop = asyncio.get_running_loop()
+        loop = self._loop
         for index, write in enumerate(batch):
             started = loop.time()
             try:
