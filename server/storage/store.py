@@ -51,19 +51,21 @@ import contextlib
 import logging
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import partial
 from typing import Any, Self
 
-from sqlalchemy import Select, insert, select, text, tuple_, update
+from sqlalchemy import Select, select, text, tuple_
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, async_sessionmaker
 from sqlalchemy.orm import selectinload
+from sqlalchemy.sql.dml import Update
 
+from server.storage import batches
 from server.storage.batches import (
+    BATCH_STATEMENTS,
     MATCH_FINISH,
     MATCH_START,
     NEW_MATCH,
@@ -108,20 +110,28 @@ busy loop turns slowly, so this caps throughput at about ``max_batch`` per few t
 above what arrives meanwhile (a thousand capped a loaded server at a few hundred moves a second)."""
 MAX_LIST_LIMIT = 200
 
-Apply = Callable[[AsyncConnection], Awaitable[None]]
-
 
 @dataclass(slots=True, eq=False)
 class _Write:
-    """One caller's write, waiting for the writer task."""
+    """One caller's write, waiting for the writer task: its rows, and the future its caller awaits.
 
-    what: str  # names the write in error messages, e.g. "move 12 of match 'k3x9'"
-    apply: Apply  # applies this write alone, with precise errors
-    parts: tuple[Part, ...]  # the same write as rows, for batches
+    Nothing else is kept: under load thousands wait at once, each one more set of objects for the
+    garbage collector to scan. What a failed write needs (its name, its precise error) comes from its
+    first row when it fails.
+    """
+
+    parts: tuple[Part, ...]
     future: asyncio.Future[None]
     queued_at: float
-    on_duplicate: Callable[[], StorageError]
-    is_move: bool = False
+
+    @property
+    def what(self) -> str:
+        """Names the write in error messages, e.g. "move 12 of match 'k3x9'"."""
+        return _what(self.parts[0])
+
+    @property
+    def is_move(self) -> bool:
+        return self.parts[0].kind == NEW_MOVE
 
 
 class Store:
@@ -205,16 +215,7 @@ class Store:
             "created_at": now,
             "last_seen_at": now,
         }
-
-        async def apply(connection: AsyncConnection) -> None:
-            await connection.execute(insert(PlayerRow), row)
-
-        await self._submit(
-            f"player {name!r}",
-            apply,
-            (Part(NEW_PLAYER, row),),
-            lambda: ConflictError("another player already has this token hash"),
-        )
+        await self._submit((Part(NEW_PLAYER, row),))
         return player
 
     async def player_by_token_hash(self, token_hash: str) -> PlayerRecord | None:
@@ -224,14 +225,7 @@ class Store:
 
     async def touch_player(self, player_id: str, seen_at: datetime) -> None:
         """Record that a player came back (``players.last_seen_at``)."""
-        statement = update(PlayerRow).where(PlayerRow.id == player_id).values(last_seen_at=seen_at)
-
-        async def apply(connection: AsyncConnection) -> None:
-            if (await connection.execute(statement)).rowcount == 0:
-                raise NotFoundError(f"no player {player_id!r}")
-
-        part = Part(PLAYER_SEEN, {"p_id": player_id, "p_seen_at": seen_at})
-        await self._submit(f"last seen time of player {player_id!r}", apply, (part,))
+        await self._submit((Part(PLAYER_SEEN, {"p_id": player_id, "p_seen_at": seen_at}),))
 
     # ----------------------------------------------------------------- matches
 
@@ -261,50 +255,17 @@ class Store:
             "finished_at": match.finished_at,
             "rematch_of": match.rematch_of,
         }
-        seat_rows = [_seat_row(match.id, seat, joined_at) for seat in match.seats]
-
-        async def apply(connection: AsyncConnection) -> None:
-            await connection.execute(insert(MatchRow), match_row)
-            if seat_rows:
-                await connection.execute(insert(SeatRow), seat_rows)
-
-        parts = (Part(NEW_MATCH, match_row), *(Part(NEW_SEAT, seat) for seat in seat_rows))
-        await self._submit(
-            f"match {match.id!r}",
-            apply,
-            parts,
-            lambda: ConflictError(f"match id {match.id!r} is already used"),
-        )
+        seats = (Part(NEW_SEAT, _seat_row(match.id, seat, joined_at)) for seat in match.seats)
+        await self._submit((Part(NEW_MATCH, match_row), *seats))
 
     async def take_seat(self, match_id: str, seat: SeatRecord) -> None:
         """Give ``seat.player_id`` a seat of the match; :class:`SeatTakenError` if someone holds it."""
         _check_seat(match_id, seat.seat)
-        row = _seat_row(match_id, seat, datetime.now(UTC))
-
-        async def apply(connection: AsyncConnection) -> None:
-            await connection.execute(insert(SeatRow), row)
-
-        await self._submit(
-            f"seat {seat.seat} of match {match_id!r}",
-            apply,
-            (Part(NEW_SEAT, row),),
-            lambda: SeatTakenError(match_id, seat.seat),
-        )
+        await self._submit((Part(NEW_SEAT, _seat_row(match_id, seat, datetime.now(UTC))),))
 
     async def start_match(self, match_id: str, started_at: datetime) -> None:
         """Turn an open match live."""
-        statement = (
-            update(MatchRow)
-            .where(MatchRow.id == match_id, MatchRow.status == "open")
-            .values(status="live", started_at=started_at)
-        )
-
-        async def apply(connection: AsyncConnection) -> None:
-            if (await connection.execute(statement)).rowcount == 0:
-                raise await _why_not_updated(connection, match_id, "start", ("open",))
-
-        part = Part(MATCH_START, {"p_id": match_id, "p_started_at": started_at})
-        await self._submit(f"start of match {match_id!r}", apply, (part,))
+        await self._submit((Part(MATCH_START, {"p_id": match_id, "p_started_at": started_at}),))
 
     async def append_move(self, move: MoveRecord, finish: MatchFinish | None = None) -> None:
         """Store one ply and, when it ends the match, the result, returning once both are committed.
@@ -316,28 +277,13 @@ class Store:
         _check_move(move)
         if finish is not None:
             _check_finish(move.match_id, finish)
-        row = move_row(move)
-        parts = (
-            (Part(NEW_MOVE, row),)
-            if finish is None
-            else (Part(NEW_MOVE, row), _finish_part(move.match_id, finish))
-        )
-        await self._submit(
-            f"move {move.ply} of match {move.match_id!r}",
-            partial(_append_move, row=row, finish=finish),  # (partials: fewer objects than closures)
-            parts,
-            partial(DuplicateMoveError, move.match_id, move.ply),
-            is_move=True,
-        )
+        row = Part(NEW_MOVE, move_row(move))
+        await self._submit((row,) if finish is None else (row, _finish_part(move.match_id, finish)))
 
     async def finish_match(self, match_id: str, finish: MatchFinish) -> None:
         """Record how an open or live match ended (resignation, agreement, flag, abort...)."""
         _check_finish(match_id, finish)
-
-        async def apply(connection: AsyncConnection) -> None:
-            await _finish(connection, match_id, finish)
-
-        await self._submit(f"result of match {match_id!r}", apply, (_finish_part(match_id, finish),))
+        await self._submit((_finish_part(match_id, finish),))
 
     # ------------------------------------------------------------------- reads
 
@@ -408,27 +354,12 @@ class Store:
 
     # ------------------------------------------------------------ write path
 
-    def _submit(
-        self,
-        what: str,
-        apply: Apply,
-        parts: tuple[Part, ...],
-        on_duplicate: Callable[[], StorageError] | None = None,
-        *,
-        is_move: bool = False,
-    ) -> asyncio.Future[None]:
+    def _submit(self, parts: tuple[Part, ...]) -> asyncio.Future[None]:
+        """Queue one write (its rows commit together or not at all); its future resolves after the commit."""
         if self._closing:
-            raise StoreClosedError(f"{what} not stored: the store is closed")
+            raise StoreClosedError(f"{_what(parts[0])} not stored: the store is closed")
         loop = self._loop
-        write = _Write(
-            what=what,
-            apply=apply,
-            parts=parts,
-            future=loop.create_future(),
-            queued_at=loop.time(),
-            on_duplicate=on_duplicate or (lambda: ConflictError(f"{what} is already stored")),
-            is_move=is_move,
-        )
+        write = _Write(parts, loop.create_future(), loop.time())
         self._queue.append(write)
         self._wakeup.set()
         return write.future
@@ -475,7 +406,7 @@ class Store:
                 connection = self._connection = self._connection or await self._engine.connect()
                 async with connection.begin():
                     if len(batch) == 1:
-                        await batch[0].apply(connection)
+                        await _apply_alone(connection, batch[0].parts)
                     else:
                         await apply_batch(connection, rows)
         except Exception as error:
@@ -500,7 +431,7 @@ class Store:
             started = loop.time()
             try:
                 async with self._engine.begin() as connection:
-                    await write.apply(connection)
+                    await _apply_alone(connection, write.parts)
             except Exception as error:
                 self._fail(write, error)
                 if _is_unavailable(error):
@@ -563,33 +494,60 @@ def _finish_part(match_id: str, finish: MatchFinish) -> Part:
     )
 
 
-async def _append_move(
-    connection: AsyncConnection, *, row: dict[str, Any], finish: MatchFinish | None
-) -> None:
-    await connection.execute(insert(MoveRow), row)
-    if finish is not None:
-        await _finish(connection, row["match_id"], finish)
+async def _apply_alone(connection: AsyncConnection, parts: tuple[Part, ...]) -> None:
+    """Apply one write's rows by themselves, raising the precise error of the first that fails."""
+    for part in parts:
+        statement = BATCH_STATEMENTS[part.kind]
+        result = await connection.execute(statement, part.params)
+        if isinstance(statement, Update) and result.rowcount == 0:
+            raise await _why_not_updated(connection, part)
 
 
-async def _finish(connection: AsyncConnection, match_id: str, finish: MatchFinish) -> None:
-    statement = (
-        update(MatchRow)
-        .where(MatchRow.id == match_id, MatchRow.status.in_(UNFINISHED_STATUSES))
-        .values(
-            status=finish.status, winner=finish.winner, reason=finish.reason, finished_at=finish.finished_at
-        )
-    )
-    if (await connection.execute(statement)).rowcount == 0:
-        raise await _why_not_updated(connection, match_id, "finish", UNFINISHED_STATUSES)
-
-
-async def _why_not_updated(
-    connection: AsyncConnection, match_id: str, action: str, allowed: Iterable[str]
-) -> StorageError:
+async def _why_not_updated(connection: AsyncConnection, part: Part) -> StorageError:
+    """Why an update of ``part`` changed no row: its player or match is missing, or the match's status."""
+    if part.kind == PLAYER_SEEN:
+        return NotFoundError(f"no player {part.params['p_id']!r}")
+    action, allowed = ("start", ("open",)) if part.kind == MATCH_START else ("finish", UNFINISHED_STATUSES)
+    match_id = part.params["p_id"]
     status = await connection.scalar(select(MatchRow.status).where(MatchRow.id == match_id))
     if status is None:
         return NotFoundError(f"cannot {action} match {match_id!r}: no such match")
     return ConflictError(f"cannot {action} match {match_id!r}: it is {status}, not {' or '.join(allowed)}")
+
+
+def _what(part: Part) -> str:
+    """Names the write that ``part`` begins in error messages, e.g. "move 12 of match 'k3x9'"."""
+    params = part.params
+    match part.kind:
+        case batches.NEW_PLAYER:
+            return f"player {params['name']!r}"
+        case batches.PLAYER_SEEN:
+            return f"last seen time of player {params['p_id']!r}"
+        case batches.NEW_MATCH:
+            return f"match {params['id']!r}"
+        case batches.NEW_SEAT:
+            return f"seat {params['seat']} of match {params['match_id']!r}"
+        case batches.MATCH_START:
+            return f"start of match {params['p_id']!r}"
+        case batches.NEW_MOVE:
+            return f"move {params['ply']} of match {params['match_id']!r}"
+    return f"result of match {params['p_id']!r}"
+
+
+def _duplicate_error(write: _Write) -> StorageError:
+    """The error for a write that would store something already stored (a unique key it repeats)."""
+    part = write.parts[0]
+    params = part.params
+    match part.kind:
+        case batches.NEW_PLAYER:
+            return ConflictError("another player already has this token hash")
+        case batches.NEW_MATCH:
+            return ConflictError(f"match id {params['id']!r} is already used")
+        case batches.NEW_SEAT:
+            return SeatTakenError(params["match_id"], params["seat"])
+        case batches.NEW_MOVE:
+            return DuplicateMoveError(params["match_id"], params["ply"])
+    return ConflictError(f"{write.what} is already stored")
 
 
 def _storage_error(write: _Write, error: Exception) -> StorageError:
@@ -600,7 +558,7 @@ def _storage_error(write: _Write, error: Exception) -> StorageError:
     if isinstance(error, IntegrityError):
         violation = _violation(error)
         if violation == "unique":
-            return write.on_duplicate()
+            return _duplicate_error(write)
         if violation == "foreign_key":
             return NotFoundError(f"{write.what} not stored: it names a match or player that does not exist")
     return StorageError(f"{write.what} not stored: {_reason(error)}")
