@@ -342,17 +342,19 @@ class MatchHost:
 
     async def act(
         self,
-        live: LiveMatch,
+        match_id: str,
         intent: Intent,
         requester: Connection,
         request_id: RequestId,
         resend: Resend | None = None,
     ) -> Step:
-        """Apply a player's intent; the requester gets the first event as the reply, with ``request_id``.
+        """Apply a player's intent in match ``match_id``; the requester gets the first event as the reply,
+        with ``request_id``.
 
         ``resend`` is a move's ply and text: if it repeats a move whose commit answer was lost, and which
         is found stored now, the reply is that move's ``moved``, the answer the first request never got.
         """
+        live = self.matches.get(match_id) or await self.get(match_id)
         async with live.lock:
             answered = await self._settle_unsure_move(live, requester, request_id, resend)
             if answered is not None:
