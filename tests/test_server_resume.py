@@ -95,6 +95,22 @@ async def test_a_player_away_past_the_grace_period_loses(start_server: StartServ
     )
 
 
+async def test_a_grace_period_shorter_than_the_clock_ends_the_match_on_time(
+    start_server: StartServer, connect: Connect
+) -> None:
+    """The match's timer, armed for the first flag fall minutes away, is moved earlier for the grace."""
+    server = await start_server(grace_s=0.3)
+    alice = await connect(server)
+    await alice.hello("Alice")
+    bob = await connect(server)
+    await bob.hello("Bob")
+    match_id = (await open_match(alice, bob, "connect4", time_control="5+0"))["match_id"]
+    await play_moves("connect4", (alice, bob), match_id, ["4"])
+    await bob.close()
+    ended = await alice.expect(type_="ended", match_id=match_id, timeout=5)
+    assert (ended["winner"], ended["reason"]) == (0, "seat 1 left and did not come back")
+
+
 async def test_coming_back_within_the_grace_period_keeps_the_match(
     start_server: StartServer, connect: Connect
 ) -> None:
