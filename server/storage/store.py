@@ -63,7 +63,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, async_sessionma
 from sqlalchemy.orm import selectinload
 from sqlalchemy.sql.dml import Update
 
-from server.storage import batches
 from server.storage.batches import (
     BATCH_STATEMENTS,
     MATCH_FINISH,
@@ -515,38 +514,35 @@ async def _why_not_updated(connection: AsyncConnection, part: Part) -> StorageEr
     return ConflictError(f"cannot {action} match {match_id!r}: it is {status}, not {' or '.join(allowed)}")
 
 
+_NAMES = {
+    NEW_PLAYER: "player {name!r}",
+    PLAYER_SEEN: "last seen time of player {p_id!r}",
+    NEW_MATCH: "match {id!r}",
+    NEW_SEAT: "seat {seat} of match {match_id!r}",
+    MATCH_START: "start of match {p_id!r}",
+    NEW_MOVE: "move {ply} of match {match_id!r}",
+    MATCH_FINISH: "result of match {p_id!r}",
+}
+"""How error messages name a write, by the kind of its first row, filled in from that row."""
+
+
 def _what(part: Part) -> str:
     """Names the write that ``part`` begins in error messages, e.g. "move 12 of match 'k3x9'"."""
-    params = part.params
-    match part.kind:
-        case batches.NEW_PLAYER:
-            return f"player {params['name']!r}"
-        case batches.PLAYER_SEEN:
-            return f"last seen time of player {params['p_id']!r}"
-        case batches.NEW_MATCH:
-            return f"match {params['id']!r}"
-        case batches.NEW_SEAT:
-            return f"seat {params['seat']} of match {params['match_id']!r}"
-        case batches.MATCH_START:
-            return f"start of match {params['p_id']!r}"
-        case batches.NEW_MOVE:
-            return f"move {params['ply']} of match {params['match_id']!r}"
-    return f"result of match {params['p_id']!r}"
+    return _NAMES[part.kind].format_map(part.params)
 
 
 def _duplicate_error(write: _Write) -> StorageError:
     """The error for a write that would store something already stored (a unique key it repeats)."""
     part = write.parts[0]
     params = part.params
-    match part.kind:
-        case batches.NEW_PLAYER:
-            return ConflictError("another player already has this token hash")
-        case batches.NEW_MATCH:
-            return ConflictError(f"match id {params['id']!r} is already used")
-        case batches.NEW_SEAT:
-            return SeatTakenError(params["match_id"], params["seat"])
-        case batches.NEW_MOVE:
-            return DuplicateMoveError(params["match_id"], params["ply"])
+    if part.kind == NEW_PLAYER:
+        return ConflictError("another player already has this token hash")
+    if part.kind == NEW_MATCH:
+        return ConflictError(f"match id {params['id']!r} is already used")
+    if part.kind == NEW_SEAT:
+        return SeatTakenError(params["match_id"], params["seat"])
+    if part.kind == NEW_MOVE:
+        return DuplicateMoveError(params["match_id"], params["ply"])
     return ConflictError(f"{write.what} is already stored")
 
 
