@@ -64,6 +64,8 @@ class MovesRun:
     gc_s: float
     gc_max_pause_s: float
     collections: tuple[int, int, int]
+    gc_s_by_generation: tuple[float, float, float]
+    """The collector's time by generation: young, middle, full."""
 
     @property
     def cpu_us_per_move(self) -> float:
@@ -72,6 +74,10 @@ class MovesRun:
     @property
     def gc_us_per_move(self) -> float:
         return 1e6 * self.gc_s / self.moves
+
+    @property
+    def gc_us_per_move_by_generation(self) -> tuple[float, ...]:
+        return tuple(1e6 * seconds / self.moves for seconds in self.gc_s_by_generation)
 
 
 class _KeptFrames(Connection):
@@ -96,14 +102,17 @@ class _GcTimer:
 
     pauses: list[float] = field(default_factory=list)
     counts: list[int] = field(default_factory=lambda: [0, 0, 0])
+    seconds: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
     _started: float = 0.0
 
     def __call__(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
             self._started = time.perf_counter()
         else:
-            self.pauses.append(time.perf_counter() - self._started)
+            pause = time.perf_counter() - self._started
+            self.pauses.append(pause)
             self.counts[info["generation"]] += 1
+            self.seconds[info["generation"]] += pause
 
 
 async def _play(plan: MovesPlan, thresholds: Thresholds, directory: Path) -> MovesRun:
@@ -153,7 +162,13 @@ async def _play(plan: MovesPlan, thresholds: Thresholds, directory: Path) -> Mov
     if durable != moves:
         raise RuntimeError(f"{moves} moves played but {durable} committed")
     return MovesRun(
-        thresholds, moves, cpu_s, sum(timer.pauses), max(timer.pauses, default=0.0), tuple(timer.counts)
+        thresholds,
+        moves,
+        cpu_s,
+        sum(timer.pauses),
+        max(timer.pauses, default=0.0),
+        (timer.counts[0], timer.counts[1], timer.counts[2]),
+        (timer.seconds[0], timer.seconds[1], timer.seconds[2]),
     )
 
 
@@ -178,18 +193,37 @@ def run_moves_benchmark(plan: MovesPlan, progress: Callable[[], None] = lambda: 
     return runs
 
 
-def summarize(runs: Sequence[MovesRun]) -> list[tuple[Thresholds, float, float, float, int]]:
-    """Per threshold set: median CPU us per move, median GC us per move, longest pause ms, moves per run."""
+@dataclass(frozen=True, slots=True)
+class MovesSummary:
+    """One threshold set's medians over its runs."""
+
+    thresholds: Thresholds
+    cpu_us: float
+    gc_us: float
+    gc_us_by_generation: tuple[float, ...]
+    """Young, middle, full."""
+    longest_pause_ms: float
+    moves: int
+
+
+def summarize(runs: Sequence[MovesRun]) -> list[MovesSummary]:
+    """Per threshold set, in the order first run: medians per move, and the longest pause of any run."""
     rows = []
     for thresholds in dict.fromkeys(run.thresholds for run in runs):
         mine = [run for run in runs if run.thresholds == thresholds]
-        rows.append((
-            thresholds,
-            statistics.median(run.cpu_us_per_move for run in mine),
-            statistics.median(run.gc_us_per_move for run in mine),
-            1000 * max(run.gc_max_pause_s for run in mine),
-            mine[0].moves,
-        ))  # fmt: skip
+        rows.append(
+            MovesSummary(
+                thresholds,
+                statistics.median(run.cpu_us_per_move for run in mine),
+                statistics.median(run.gc_us_per_move for run in mine),
+                tuple(
+                    statistics.median(run.gc_us_per_move_by_generation[generation] for run in mine)
+                    for generation in range(3)
+                ),
+                1000 * max(run.gc_max_pause_s for run in mine),
+                mine[0].moves,
+            )
+        )
     return rows
 
 
@@ -204,14 +238,19 @@ def render_markdown(plan: MovesPlan, runs: Sequence[MovesRun], command: str) -> 
         "the connections keep their frames instead of writing them, so no socket or websockets work is "
         f"counted. Medians of {plan.repeats} runs per row, each in a fresh process, the rows taking turns.",
         "",
-        "| GC thresholds | moves per run | CPU per move, us | GC per move, us | longest GC pause, ms |",
-        "| --- | ---: | ---: | ---: | ---: |",
+        "| GC thresholds | moves per run | CPU per move, us | GC per move, us "
+        "| of which young / middle / full, us | longest GC pause, ms |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for thresholds, cpu, gc_us, pause, moves in summarize(runs):
-        name = ", ".join(f"{value:,}" for value in thresholds)
-        if thresholds == GC_THRESHOLDS:
+    for row in summarize(runs):
+        name = ", ".join(f"{value:,}" for value in row.thresholds)
+        if row.thresholds == GC_THRESHOLDS:
             name += " (the server's)"
-        elif thresholds == PYTHON_DEFAULT_THRESHOLDS:
+        elif row.thresholds == PYTHON_DEFAULT_THRESHOLDS:
             name += " (Python's default)"
-        lines.append(f"| {name} | {moves:,} | {cpu:.1f} | {gc_us:.1f} | {pause:.1f} |")
+        split = " / ".join(f"{us:.1f}" for us in row.gc_us_by_generation)
+        lines.append(
+            f"| {name} | {row.moves:,} | {row.cpu_us:.1f} | {row.gc_us:.1f} | {split} "
+            f"| {row.longest_pause_ms:.1f} |"
+        )
     return "\n".join(lines) + "\n"

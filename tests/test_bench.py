@@ -6,6 +6,8 @@ import importlib.util
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from plyarena.bench_moves import MovesPlan, run_moves_benchmark
 from plyarena.bench_store import WAYS, StorePlan, run_store_benchmark
 from plyarena.cli import main
@@ -83,8 +85,10 @@ def test_quick_moves_benchmark_commits_every_move_and_writes_its_section(tmp_pat
     assert [run.thresholds for run in runs] == list(plan.thresholds)
     for run in runs:  # every move played was committed (the bench checks), and cost something
         assert run.moves >= plan.matches and run.cpu_us_per_move > 0 and sum(run.collections) >= 0
+        assert sum(run.gc_s_by_generation) == pytest.approx(run.gc_s)  # each pause filed by generation
 
     output = tmp_path / "benchmarks.md"
     assert main(["bench", "moves", "--quick", "--gc", "900,10,10", "--output", str(output)]) == 0
     text = output.read_text()
     assert "`plyarena bench moves --quick --gc 900,10,10`" in text and "| 900, 10, 10 |" in text
+    assert "| of which young / middle / full, us |" in text
