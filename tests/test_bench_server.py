@@ -137,6 +137,12 @@ def report(date: str) -> ServerBenchReport:
     )  # fmt: skip
 
 
+def test_the_windows_show_what_one_move_or_echo_costs_the_server() -> None:
+    text = render_markdown(report("2026-01-01 10:00 UTC"))
+    # 0.1 cores over 10 echoes/s, 10 moves/s and 40 moves/s
+    assert "| server CPU per durable move (echo: per echo), us | 10,000 | 10,000 | 2,500 |" in text
+
+
 def test_every_run_adds_a_row_to_the_run_log_and_replaces_the_details() -> None:
     first = render_markdown(report("2026-01-01 10:00 UTC"))
     second = render_markdown(report("2026-01-02 10:00 UTC"), previous_section=first)
@@ -160,6 +166,7 @@ SECTION_FIELDS = (
     "durable moves/s over echoes/s",
     "round trip p50 / p95 / p99 / max ms",
     "server loop lag p50 / p99 ms",
+    "server CPU per durable move (echo: per echo), us",
     "KiB per connection",
     "websockets echo",
     "- Machine: ",

@@ -320,6 +320,12 @@ def _errors(window: WindowResult) -> str:
     return ", ".join(f"{code} {count}" for code, count in sorted(window.errors.items())) or "0"
 
 
+def _cpu_per_message(window: WindowResult) -> str:
+    """The server's CPU per durable move, or per echo in the echo window: what one costs it, in us."""
+    rate = window.answered_per_s if window.durable_moves_per_s is None else window.durable_moves_per_s
+    return f"{1e6 * window.server_cpu / rate:,.0f}" if rate else "-"
+
+
 def _lag(window: WindowResult) -> str:
     lag = window.server_lag_ms
     return "-" if lag is None else f"{_ms(lag[0])} / {_ms(lag[1])}"
@@ -340,6 +346,7 @@ WINDOW_ROWS: tuple[tuple[str, Callable[[WindowResult], str]], ...] = (
     ("writes per commit", lambda w: "-" if w.writes_per_commit is None else f"{w.writes_per_commit:.1f}"),
     ("commit p99 ms", lambda w: _ms(w.commit_p99_ms)),
     ("server CPU", lambda w: f"{w.server_cpu:.2f}"),
+    ("server CPU per durable move (echo: per echo), us", _cpu_per_message),
     ("server in GC: share of time / full collections",
      lambda w: "-" if w.gc_share is None else f"{w.gc_share:.0%} / {w.full_collections}"),
     ("load generators' CPU", lambda w: f"{w.loadgen_cpu:.2f}"),
