@@ -27,6 +27,7 @@ from bots.loadgen.report import (
     percentile,
     previous_runs,
     render_markdown,
+    run_row,
 )
 from bots.loadgen.run import ServerBenchPlan
 from bots.loadgen.target import parse_metrics
@@ -85,6 +86,16 @@ def test_a_plan_refuses_what_cannot_run_and_says_why() -> None:
     assert (paced.name, paced.interval_s, paced.start, paced.measured_s) == ("paced", 1.0, 100.0, 4.0)
     assert flat_out.start == paced.end and flat_out.interval_s < paced.interval_s
     assert [window.name for window in replace(plan, mode="bots").windows(0.0)] == ["bots"]
+    with pytest.raises(ValueError, match="rate must be positive, not -5"):
+        ServerBenchPlan(rates=(100, -5))
+
+
+def test_several_rates_make_one_paced_window_each_in_order() -> None:
+    plan = ServerBenchPlan(clients=20, matches=10, duration_s=4, rates=(5, 20))
+    slow, fast, flat_out = plan.windows(start=0.0)
+    assert (slow.name, slow.interval_s) == ("paced 5/s", 2.0)
+    assert (fast.name, fast.interval_s) == ("paced 20/s", 0.5)
+    assert slow.end == fast.start and fast.end == flat_out.start and flat_out.name == "flat-out"
 
 
 async def test_pacing_spreads_the_matches_and_keeps_the_rate() -> None:
@@ -143,6 +154,15 @@ def test_the_windows_show_what_one_move_or_echo_costs_the_server() -> None:
     assert "| server CPU per durable move (echo: per echo), us | 10,000 | 10,000 | 2,500 |" in text
 
 
+def test_the_run_log_shows_the_round_trips_of_every_paced_window() -> None:
+    several = replace(
+        report("2026-01-01 10:00 UTC"),
+        windows=(window("paced 5/s", 5.0), window("paced 10/s", 10.0), window("flat-out", 40.0)),
+    )
+    assert "| 5.0 / 10 / 40 | 2.0 / 5.0; 2.0 / 5.0 | 1.5; 1.5 |" in run_row(several)
+    assert "| 10 / 40 | 2.0 / 5.0 | 1.5 |" in run_row(report("2026-01-01 10:00 UTC"))
+
+
 def test_every_run_adds_a_row_to_the_run_log_and_replaces_the_details() -> None:
     first = render_markdown(report("2026-01-01 10:00 UTC"))
     second = render_markdown(report("2026-01-02 10:00 UTC"), previous_section=first)
@@ -186,10 +206,12 @@ def run_bench(tmp_path: Path, *options: str) -> str:
 
 
 def test_a_tiny_scripted_run_reports_every_figure(tmp_path: Path) -> None:
-    section = run_bench(tmp_path, "--clients", "20", "--matches", "10", "--duration", "2")
-    for field in (*SECTION_FIELDS, "| echo | paced | flat-out |"):
+    section = run_bench(tmp_path, "--clients", "20", "--matches", "10", "--duration", "2", "--rate", "5",
+                        "--rate", "10")  # fmt: skip
+    for field in (*SECTION_FIELDS, "| echo | paced 5/s | paced 10/s | flat-out |"):
         assert field in section, field
-    assert "`plyarena bench server --clients 20 --matches 10 --duration 2 --mode scripted`" in section
+    command = "plyarena bench server --clients 20 --matches 10 --duration 2 --mode scripted"
+    assert f"`{command} --rate 5 --rate 10`" in section
     assert len(previous_runs(section)) == 1
     assert "| connections held | 10,000 | 20 |" in section
 

@@ -229,8 +229,13 @@ class ServerBenchReport:
 
     @property
     def paced(self) -> WindowResult:
-        """The window at the asked pace (in bots mode, the only one)."""
+        """The window at the (first) asked pace (in bots mode, the only one)."""
         return self.windows[0]
+
+    @property
+    def paced_windows(self) -> tuple[WindowResult, ...]:
+        """Every window at an asked pace: all but the flat-out one (in bots mode, the only one)."""
+        return self.windows[:-1] if len(self.windows) > 1 else self.windows
 
     @property
     def best_moves_per_s(self) -> float:
@@ -369,8 +374,8 @@ def run_row(report: ServerBenchReport) -> str:
         f"{report.connections_held:,}",
         _count(paced.live_matches),
         rates,
-        f"{_ms(paced.round_trips_ms.p50)} / {_ms(paced.round_trips_ms.p99)}",
-        "-" if paced.server_lag_ms is None else _ms(paced.server_lag_ms[1]),
+        "; ".join(f"{_ms(w.round_trips_ms.p50)} / {_ms(w.round_trips_ms.p99)}" for w in report.paced_windows),
+        "; ".join("-" if w.server_lag_ms is None else _ms(w.server_lag_ms[1]) for w in report.paced_windows),
         f"{report.server_memory.per_connection_kib:.1f}",
         _rate(report.echo.answered_per_s),
         f"{report.echo_ratio:.2f}",
@@ -413,7 +418,8 @@ def render_markdown(report: ServerBenchReport, previous_section: str | None = No
         "Before that, the same load generators drive a minimal websockets echo server in its own "
         "process: the baseline. Rows of this table are appended by each run that writes this file; "
         "each window's *durable moves/s* counts moves committed to the database "
-        "(`plyarena_moves_total`); round trips and loop lag are the first window's. The machine is "
+        "(`plyarena_moves_total`); round trips and loop lag are the paced windows' (several separated by "
+        "semicolons). The machine is "
         "shared: the last column is the CPU (in cores, of 2) that other processes and the kernel used "
         "meanwhile, which the server and its clients could not.",
         "",

@@ -7,8 +7,9 @@
 2. ``plyarena serve`` (SQLite in a scratch directory unless a database URL is
    given); the same load generators open ``clients`` connections and say hello,
    then pair up ``2 * matches`` of them into matches, and play: in scripted
-   mode first *paced* (each match moves once per ``matches / rate`` seconds),
-   then *flat-out* (as fast as replies come, within the protocol's rate limit);
+   mode first *paced* (each match moves once per ``matches / rate`` seconds;
+   one paced window per rate asked, in order), then *flat-out* (as fast as
+   replies come, within the protocol's rate limit);
    in bots mode, level-1 bots play at their own pace.
 
 Memory per connection is the server's resident set size after the connections
@@ -75,8 +76,10 @@ class ServerBenchPlan:
     """``None``: SQLite in a scratch directory."""
     game: str = "connect4"
     time_control: str = "5+3"
-    rate: float | None = None
-    """Moves per second of the paced window; ``None``: one per match per second."""
+    rates: tuple[float, ...] = ()
+    """Moves per second of each paced window, in this order; none given: one window at one move per match
+    per second. Several paces in one run compare on the same echo baseline and the same moment of a
+    machine whose speed drifts between runs."""
     processes: int = 2
 
     def __post_init__(self) -> None:
@@ -89,14 +92,15 @@ class ServerBenchPlan:
             )
         if self.duration_s <= 0:
             raise ValueError(f"the duration must be positive, not {self.duration_s}")
-        if self.rate is not None and self.rate <= 0:
-            raise ValueError(f"the rate must be positive, not {self.rate}")
+        for rate in self.rates:
+            if rate <= 0:
+                raise ValueError(f"a rate must be positive, not {rate:g}")
         if self.processes < 1:
             raise ValueError(f"need at least one load-generator process, not {self.processes}")
 
     @property
-    def paced_rate(self) -> float:
-        return self.rate if self.rate is not None else float(self.matches)
+    def paced_rates(self) -> tuple[float, ...]:
+        return self.rates or (float(self.matches),)
 
     @property
     def warmup_s(self) -> float:
@@ -107,7 +111,10 @@ class ServerBenchPlan:
         if self.mode == "bots":
             paces = [("bots", 0.0)]
         else:
-            paces = [("paced", self.matches / self.paced_rate), ("flat-out", 1 / MAX_MOVES_PER_MATCH_S)]
+            rates = self.paced_rates
+            names = ["paced"] if len(rates) == 1 else [f"paced {rate:,.0f}/s" for rate in rates]
+            paces = [(name, self.matches / rate) for name, rate in zip(names, rates, strict=True)]
+            paces.append(("flat-out", 1 / MAX_MOVES_PER_MATCH_S))
         windows = []
         for name, interval in paces:
             measure_from = start + self.warmup_s

@@ -218,8 +218,10 @@ def _configure_server(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--rate",
         type=float,
+        action="append",
         metavar="MOVES_PER_S",
-        help="moves per second asked in the paced window (default: one per match per second)",
+        help="moves per second asked in the paced window (default: one per match per second); repeat it "
+        "for one paced window per rate, in the order given",
     )
     parser.add_argument("--game", default=defaults.game, help=f"the game played (default {defaults.game})")
     parser.add_argument(
@@ -248,7 +250,7 @@ def _run_server(args: argparse.Namespace) -> int:
     try:
         plan = ServerBenchPlan(
             clients=args.clients, matches=args.matches, duration_s=args.duration, mode=args.mode,
-            db_url=args.db, game=args.game, time_control=args.time_control, rate=args.rate,
+            db_url=args.db, game=args.game, time_control=args.time_control, rates=tuple(args.rate or ()),
             processes=args.processes,
         )  # fmt: skip
     except ValueError as error:
@@ -271,8 +273,7 @@ def _server_command(args: argparse.Namespace) -> str:
              f"--duration {args.duration:g}", f"--mode {args.mode}"]  # fmt: skip
     if args.db:
         parts.append(f"--db {_without_password(args.db)}")
-    if args.rate is not None:
-        parts.append(f"--rate {args.rate:g}")
+    parts.extend(f"--rate {rate:g}" for rate in args.rate or ())
     defaults = ServerBenchPlan()
     for flag, value, default in (
         ("--game", args.game, defaults.game),
