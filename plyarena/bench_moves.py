@@ -207,7 +207,7 @@ class MovesSummary:
 
 
 def summarize(runs: Sequence[MovesRun]) -> list[MovesSummary]:
-    """Per threshold set, in the order first run: medians per move, and the longest pause of any run."""
+    """Per threshold set, in the order they first ran: medians per move, and the longest pause of any run."""
     rows = []
     for thresholds in dict.fromkeys(run.thresholds for run in runs):
         mine = [run for run in runs if run.thresholds == thresholds]
