@@ -1,4 +1,4 @@
-"""Entry point of the ``plyarena`` console script.
+"""Ply Arena: a game server for two-player board games, its bots, and the tools to measure them.
 
 Each subcommand is a module in :mod:`plyarena.commands` that defines ``HELP``
 (one line), ``configure(parser)`` and ``run(args) -> int``; the module's name,
@@ -23,7 +23,9 @@ def build_parser() -> argparse.ArgumentParser:
         if info.name.startswith("_"):
             continue
         module = importlib.import_module(f"{commands.__name__}.{info.name}")
-        sub = subparsers.add_parser(info.name.replace("_", "-"), help=module.HELP, description=module.HELP)
+        # argparse formats a subcommand's help with %: "95% intervals" must not read as a format
+        summary = module.HELP.replace("%", "%%")
+        sub = subparsers.add_parser(info.name.replace("_", "-"), help=summary, description=module.HELP)
         module.configure(sub)
         sub.set_defaults(handler=module.run)
     return parser

@@ -1,6 +1,7 @@
 """``plyarena bench MODE``: measure a part of Ply Arena and write the figures to docs/benchmarks.md.
 
-Each mode measures one part (``engine``: the search and the solver) and owns one
+Each mode measures one part (``engine``: the search and the solver; ``server``:
+one server process under load; and so on) and owns one
 section of the benchmarks file, between two marker comments, so that modes
 rewrite their own figures and leave the others' alone. A new mode is a new entry
 in :data:`MODES`.
@@ -45,7 +46,7 @@ from plyarena.bench_store import StorePlan, run_store_benchmark
 from plyarena.bench_store import render_markdown as render_store_markdown
 from server.limits import parse_gc_thresholds
 
-HELP = "measure a part of Ply Arena (engine: search and solver) and write docs/benchmarks.md"
+HELP = "measure a part of Ply Arena (the engine, bots, the server, the store...) and write docs/benchmarks.md"
 DEFAULT_OUTPUT = Path("docs/benchmarks.md")
 FILE_HEADER = "# Benchmarks\n\nWritten by `plyarena bench MODE`; each mode rewrites only its own section.\n"
 
