@@ -53,8 +53,7 @@ async def test_plyarena_run_serves_with_a_fleet_that_offers_every_level_and_seat
             game: LEVEL_COUNT for game in level_table()
         }
 
-        alice = await connect(f"ws://127.0.0.1:{port}/ws")
-        await alice.hello("Alice")
+        alice = await connect.player(f"ws://127.0.0.1:{port}/ws", "Alice")
         state = await alice.request("match.create", game="othello", seat=0, bot={"level": 2})
         seated = await alice.expect(type_="seated", match_id=state["match_id"], seat=1)
         assert seated["player"]["name"] == BotSpec.of("othello", 2).name

@@ -146,8 +146,7 @@ async def test_a_lobby_asking_for_a_level_3_connect4_bot_gets_it_within_a_second
 ) -> None:
     await start_fleet(server=arena)
     await asyncio.sleep(0.2)  # the fleet has its lobby snapshot
-    alice = await connect(arena)
-    await alice.hello("Alice")
+    alice = await connect.player(arena, "Alice")
     started = time.monotonic()
     state = await alice.request("match.create", game="connect4", seat=1, bot={"level": 3})
     seated = await alice.expect(type_="seated", match_id=state["match_id"], seat=0, timeout=5)
@@ -163,8 +162,7 @@ async def test_a_person_alone_in_a_public_lobby_gets_a_bot_after_the_wait(
     arena: Server, connect: Connect, start_fleet: StartFleet
 ) -> None:
     await start_fleet(server=arena, idle_wait_s=0.6, public_level=2)
-    alice = await connect(arena)
-    await alice.hello("Alice")
+    alice = await connect.player(arena, "Alice")
     started = time.monotonic()
     state = await alice.request("match.create", game="tictactoe", seat=0)
     private = await alice.request("match.create", game="tictactoe", seat=0, visibility="private")
@@ -183,8 +181,7 @@ async def test_a_full_fleet_says_so_and_seats_the_waiting_lobby_when_a_game_ends
         await arena.bus.publish(topic, payload, retain=True)
 
     fleet = await start_fleet(server=arena, max_games=1, announce=announce)
-    alice = await connect(arena)
-    await alice.hello("Alice")
+    alice = await connect.player(arena, "Alice")
     first = await alice.request("match.create", game="connect4", seat=0, bot={"level": 1})
     await alice.expect(type_="seated", match_id=first["match_id"], seat=1)
     second = await alice.request("match.create", game="connect4", seat=0, bot={"level": 2})
@@ -237,8 +234,7 @@ async def test_a_bot_declines_a_draw_before_it_has_searched_accepts_one_it_canno
     arena: Server, connect: Connect, start_fleet: StartFleet
 ) -> None:
     await start_fleet(server=arena, levels=parse_levels("tictactoe:8"))
-    alice = await connect(arena)
-    await alice.hello("Alice")
+    alice = await connect.player(arena, "Alice")
     state = await alice.request("match.create", game="tictactoe", seat=0, bot={"level": 8})
     match_id = state["match_id"]
     await alice.expect(type_="started", match_id=match_id)
@@ -263,8 +259,7 @@ async def test_a_busy_bot_spreads_its_games_over_connections_yet_stays_one_playe
     arena: Server, connect: Connect, start_fleet: StartFleet
 ) -> None:
     fleet = await start_fleet(server=arena, max_games=GAMES_PER_CONNECTION + 1)
-    alice = await connect(arena)
-    await alice.hello("Alice")
+    alice = await connect.player(arena, "Alice")
     match_ids = []
     for _ in range(GAMES_PER_CONNECTION + 1):
         state = await alice.request("match.create", game="connect4", seat=0, bot={"level": 1})
@@ -372,8 +367,7 @@ async def test_a_fleet_finds_lobbies_over_mqtt_and_seats_bots_on_a_server_it_was
     fleet = await start_fleet(mqtt=mqtt_url, max_games=4)
     assert not fleet.players
 
-    alice: ArenaClient = await connect(server)
-    await alice.hello("Alice")
+    alice: ArenaClient = await connect.player(server, "Alice")
     state = await alice.request("match.create", game="connect4", seat=0, bot={"level": 3})
     seated = await alice.expect(type_="seated", match_id=state["match_id"], seat=1, timeout=10)
 

@@ -251,8 +251,7 @@ async def test_the_server_and_a_fleet_outlive_a_broker_restart(
     config = ServerConfig(port=0, db_url=f"sqlite+aiosqlite:///{tmp_path / 'mqtt.sqlite3'}",
                           mqtt_url=mosquitto.url, instance_id=instance, grace_s=30)  # fmt: skip
     async with running_server(config) as server, fleet_process(mosquitto.url) as fleet_output:
-        alice = await connect(server)
-        await alice.hello("Alice")
+        alice = await connect.player(server, "Alice")
         with_bot = (await alice.request("match.create", game="connect4", seat=0, bot={"level": 1}))[
             "match_id"
         ]
@@ -262,9 +261,7 @@ async def test_the_server_and_a_fleet_outlive_a_broker_restart(
 
         await mosquitto.stop()
         # Without a broker: the lobby, WebSocket play, the bot already seated, the API all go on.
-        bob, carol = await connect(server), await connect(server)
-        await bob.hello("Bob")
-        await carol.hello("Carol")
+        bob, carol = await connect.player(server, "Bob"), await connect.player(server, "Carol")
         lobby = await bob.request("lobby.subscribe")
         assert with_bot in [entry["match_id"] for entry in lobby["matches"]]
         match_id = (await open_match(carol, bob, "tictactoe"))["match_id"]
@@ -274,8 +271,7 @@ async def test_the_server_and_a_fleet_outlive_a_broker_restart(
         assert (await api_get(server.http_url, "/healthz"))[1]["status"] == "ok"
 
         await mosquitto.start()  # the same port, and empty: the broker lost every retained entry
-        dave = await connect(server)
-        await dave.hello("Dave")
+        dave = await connect.player(server, "Dave")
         wanted = (await dave.request("match.create", game="connect4", seat=0, bot={"level": 1}))["match_id"]
         # The entry reaches the broker again (the server reconnects), and the fleet (which reconnects
         # too) seats a bot from it.
@@ -368,9 +364,10 @@ async def test_requests_fail_cleanly_while_postgresql_is_cut_off_and_service_res
 async def start_load(server: Server, connect: Connect) -> tuple[list[Load], list[ArenaClient]]:
     players, loads = [], []
     for index, game in enumerate(("checkers", "othello", "checkers", "othello", "connect4", "checkers")):
-        first, second = await connect(server), await connect(server)
-        await first.hello(f"Load {index}a")
-        await second.hello(f"Load {index}b")
+        first, second = (
+            await connect.player(server, f"Load {index}a"),
+            await connect.player(server, f"Load {index}b"),
+        )
         players += [first, second]
         match_id = (await open_match(first, second, game))["match_id"]
         loads.append(Load(match_id, game, (first, second), seed=index))
@@ -432,9 +429,7 @@ async def test_a_move_whose_commit_answer_was_lost_is_acknowledged_when_sent_aga
 ) -> None:
     """The database commits, then the connection drops before it says so: the player is told
     ``unavailable`` and sends the move again, which must be acknowledged, not refused as stale."""
-    alice, bob = await connect(arena), await connect(arena)
-    await alice.hello("Alice")
-    await bob.hello("Bob")
+    alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
     match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
     lost = lose_the_next_commit_answer(monkeypatch, "append_move")
     refused: Message = await alice.request("move", match_id=match_id, ply=0, move="b2")
@@ -453,9 +448,7 @@ async def test_a_different_move_after_a_lost_commit_answer_is_refused_and_the_ma
     """The database commits Alice's b2, then the answer is lost and she is told ``unavailable``; she
     sends a1 for the same ply instead. b2 is what was stored, so b2 is what was played: everyone is
     told so, a1 is refused, and the match goes on (it used to refuse every move until a restart)."""
-    alice, bob = await connect(arena), await connect(arena)
-    await alice.hello("Alice")
-    await bob.hello("Bob")
+    alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
     match_id = (await open_match(alice, bob, "tictactoe", time_control="5+0"))["match_id"]
     lost = lose_the_next_commit_answer(monkeypatch, "append_move")
     refused = await alice.request("move", match_id=match_id, ply=0, move="b2")
@@ -492,16 +485,13 @@ async def test_a_player_who_resumes_after_a_lost_commit_answer_catches_up_on_the
 ) -> None:
     """Told ``unavailable`` for a move that was stored all the same, Alice drops and comes back: the
     catch-up she asks for holds the move, so she never sends another for that ply."""
-    alice, bob = await connect(arena), await connect(arena)
-    await alice.hello("Alice")
-    await bob.hello("Bob")
+    alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
     joined = await open_match(alice, bob, "connect4")
     match_id, log_id, seq = joined["match_id"], joined["log"], joined["seq"]
     lose_the_next_commit_answer(monkeypatch, "append_move")
     assert (await alice.request("move", match_id=match_id, ply=0, move="4"))["code"] == "unavailable"
     await alice.close()
-    alice_again = await connect(arena)
-    await alice_again.hello(token=alice.token)
+    alice_again = await connect.player(arena, token=alice.token)
     catchup = await alice_again.request("match.watch", match_id=match_id, log=log_id, since=seq)
     assert catchup["type"] == "match.catchup", catchup
     moved = [event for event in catchup["events"] if event["type"] == "moved"]
@@ -519,9 +509,7 @@ async def test_a_resignation_whose_commit_answer_was_lost_ends_the_match_as_stor
     The match must not stay live here while the store says it is over: before Bob's next move is
     judged, everyone hears it ended as stored, and Bob's move and Alice's second resignation are
     refused ``match_over`` (the store would refuse any result now)."""
-    alice, bob = await connect(arena), await connect(arena)
-    await alice.hello("Alice")
-    await bob.hello("Bob")
+    alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
     match_id = (await open_match(alice, bob, "tictactoe", time_control="5+0"))["match_id"]
     await play_moves("tictactoe", (alice, bob), match_id, ["b2"])
     lose_the_next_commit_answer(monkeypatch, "finish_match")

@@ -59,9 +59,10 @@ async def test_bad_messages_get_their_errors_and_change_nothing_while_real_match
     server = await start_server(**UNLIMITED)
     scripted = []
     for game in GAMES:
-        first, second = await connect(server), await connect(server)
-        await first.hello(f"{game} first")
-        await second.hello(f"{game} second")
+        first, second = (
+            await connect.player(server, f"{game} first"),
+            await connect.player(server, f"{game} second"),
+        )
         scripted.append(await ScriptedMatch.start(first, second, game))
     fuzzed = await FuzzedPlayer.open(
         server.ws_url,
@@ -117,8 +118,7 @@ async def test_bad_messages_get_their_errors_and_change_nothing_while_real_match
 
 @pytest.fixture
 async def player(arena: Server, connect: Connect) -> AsyncIterator[ArenaClient]:
-    client = await connect(arena)
-    await client.hello("Regression")
+    client = await connect.player(arena, "Regression")
     yield client
 
 
@@ -151,14 +151,12 @@ async def test_a_text_frame_that_is_not_utf8_fails_its_connection_with_1007_and_
 ) -> None:
     """RFC 6455 (8.1): an endpoint that finds a text frame is not UTF-8 must fail the connection.
     Close code 1007 (invalid data) says why; the same bytes in a binary frame get ``binary_frame``."""
-    bystander = await connect(arena)
-    await bystander.hello("Bystander")
+    bystander = await connect.player(arena, "Bystander")
     await player.websocket.send(frame, text=True)
     await asyncio.wait_for(player.websocket.wait_closed(), 10)
     assert player.websocket.close_code == 1007, player.websocket.close_reason
     assert (await bystander.request("lobby.subscribe"))["type"] == "lobby.snapshot"
-    again = await connect(arena)
-    await again.hello(token=player.token)
+    again = await connect.player(arena, token=player.token)
     await again.websocket.send(frame, text=False)
     assert (await again.expect(type_="error"))["code"] == "binary_frame"
 
@@ -170,8 +168,7 @@ async def test_text_that_postgresql_cannot_hold_is_refused_not_a_crash(
     for kind in ("match.watch", "match.join", "resign"):
         error = await player.request(kind, match_id="m\x00x")
         assert (error["type"], error["code"]) == ("error", "not_found"), error
-    opponent = await connect(arena)
-    await opponent.hello("Opponent")
+    opponent = await connect.player(arena, "Opponent")
     match_id = (await player.request("match.create", game="tictactoe", seat=0))["match_id"]
     await opponent.request("match.join", match_id=match_id)
     engine = {"depth": 2**40, "score": 1}

@@ -35,8 +35,7 @@ async def test_the_example_bot_plays_a_match(arena: Server, connect: Connect) ->
         sys.executable, "-c", script, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
     )
     try:
-        opponent = await connect(arena)
-        await opponent.hello("Xavier")
+        opponent = await connect.player(arena, "Xavier")
         await opponent.request("lobby.subscribe")
         entry = (
             await opponent.expect(type_="lobby.update", where=lambda m: m["entry"]["game"] == "tictactoe")

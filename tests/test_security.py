@@ -45,8 +45,7 @@ async def database(arena_db_url: str) -> AsyncIterator[AsyncEngine]:
 
 
 async def signed_in(server: Server | str, connect: Connect, name: str) -> ArenaClient:
-    client = await connect(server)
-    await client.hello(name)
+    client = await connect.player(server, name)
     return client
 
 
@@ -89,8 +88,7 @@ async def test_a_seat_answers_only_to_its_player_from_any_of_their_connections(
     assert await stored_rows(database, [alice.player_id, bob.player_id]) == before
 
     # The seat is Alice's, not her connection's: her second connection may move for her.
-    alice_again = await connect(arena)
-    await alice_again.hello(token=alice.token)
+    alice_again = await connect.player(arena, token=alice.token)
     moved = await alice_again.request("move", match_id=match_id, ply=2, move="3")
     assert (moved["type"], moved["seat"]) == ("moved", 0)
 
@@ -162,8 +160,7 @@ async def test_a_real_server_process_logs_no_token(
         bob = await signed_in(server.ws_url, connect, "Bob")
         match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
         await alice.close()  # a dropped player: logged as a presence change
-        alice_again = await connect(server.ws_url)
-        await alice_again.hello(token=alice.token)
+        alice_again = await connect.player(server.ws_url, token=alice.token)
         await alice_again.request("match.watch", match_id=match_id)
         near_miss = (alice.token or "")[:-2] + "zz"
         assert await refused(await connect(server.ws_url), "hello", token=near_miss) == "bad_token"
@@ -210,8 +207,7 @@ async def test_rate_and_frame_limits_are_per_connection_and_configurable(
     assert served in (4, 5), answers  # the hello took one of the 5; one more may have refilled meanwhile
     assert answers == ["served"] * served + ["rate_limited"] * (8 - served)
     # The same player on another connection, and everyone else, have buckets of their own.
-    flooder_again = await connect(arena)
-    await flooder_again.hello(token=flooder.token)
+    flooder_again = await connect.player(arena, token=flooder.token)
     assert (await flooder_again.request("lobby.subscribe"))["type"] == "lobby.snapshot"
     bystander = await signed_in(arena, connect, "Bystander")
     assert (await bystander.request("lobby.subscribe"))["type"] == "lobby.snapshot"

@@ -10,10 +10,8 @@ from server.app import Server
 
 
 async def pair(arena: Server, connect: Connect) -> tuple[ArenaClient, ArenaClient]:
-    alice = await connect(arena)
-    await alice.hello("Alice")
-    bob = await connect(arena)
-    await bob.hello("Bob")
+    alice = await connect.player(arena, "Alice")
+    bob = await connect.player(arena, "Bob")
     return alice, bob
 
 
@@ -90,8 +88,7 @@ async def test_a_rematch_swaps_seats_and_starts_at_once(arena: Server, connect: 
 
 async def test_chat_reaches_players_and_spectators_as_plain_text(arena: Server, connect: Connect) -> None:
     alice, bob = await pair(arena, connect)
-    spectator = await connect(arena)
-    await spectator.hello("Sam")
+    spectator = await connect.player(arena, "Sam")
     match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
     await spectator.request("match.watch", match_id=match_id)
     line = "<b>gg</b>'); DROP TABLE moves; --"

@@ -56,8 +56,7 @@ class Scene:
 async def scene(arena: Server, connect: Connect, arena_db_url: str) -> AsyncIterator[Scene]:
     clients = []
     for name in ("Alice", "Bob", "Carol", "Dave"):
-        client = await connect(arena)
-        await client.hello(name)
+        client = await connect.player(arena, name)
         clients.append(client)
     alice, bob, carol, dave = clients
     live = (await open_match(alice, bob, "tictactoe"))["match_id"]
@@ -218,8 +217,7 @@ async def test_every_error_code_is_answered_with_its_code_and_request_id(
 
 
 async def test_a_flood_is_rate_limited_and_the_connection_survives(arena: Server, connect: Connect) -> None:
-    flooder = await connect(arena)
-    await flooder.hello("Flood")
+    flooder = await connect.player(arena, "Flood")
     burst = arena.config.rate_burst
     for index in range(burst + 20):
         await flooder.send({"type": "lobby.subscribe", "id": index})
@@ -260,8 +258,7 @@ async def test_a_storage_failure_is_answered_unavailable_and_the_move_is_not_pla
 
 
 async def test_an_oversized_frame_closes_only_that_connection(arena: Server, connect: Connect) -> None:
-    alice = await connect(arena)
-    await alice.hello("Alice")
+    alice = await connect.player(arena, "Alice")
     rogue = await connect(arena)
     await rogue.send(json.dumps({"type": "chat", "text": "x" * (arena.config.max_frame_bytes + 1)}))
     await rogue.websocket.wait_closed()

@@ -53,10 +53,8 @@ async def test_pages_health_and_games(arena: Server) -> None:
 
 
 async def finished_checkers_match(arena: Server, connect: Connect) -> str:
-    alice = await connect(arena)
-    await alice.hello("Alice")
-    bob = await connect(arena)
-    await bob.hello("Bob", bot=True)
+    alice = await connect.player(arena, "Alice")
+    bob = await connect.player(arena, "Bob", bot=True)
     match_id = (await open_match(alice, bob, "checkers", time_control="10+5"))["match_id"]
     moves = list(decisive_game("checkers"))
     await play_moves("checkers", (alice, bob), match_id, moves[:-1])
@@ -90,10 +88,8 @@ async def test_match_record_and_pdn_export(arena: Server, connect: Connect) -> N
 
 
 async def test_move_list_export_of_the_other_games(arena: Server, connect: Connect) -> None:
-    alice = await connect(arena)
-    await alice.hello("Alice")
-    bob = await connect(arena)
-    await bob.hello("Bob")
+    alice = await connect.player(arena, "Alice")
+    bob = await connect.player(arena, "Bob")
     match_id = (await open_match(alice, bob, "connect4"))["match_id"]
     await play_moves("connect4", (alice, bob), match_id, list(decisive_game("connect4")))
     _, _, body = await http_get(arena, f"/api/matches/{match_id}/export")
@@ -105,10 +101,8 @@ async def test_move_list_export_of_the_other_games(arena: Server, connect: Conne
 
 
 async def test_match_list_filters_and_pages(arena: Server, connect: Connect) -> None:
-    alice = await connect(arena)
-    await alice.hello("Alice")
-    bob = await connect(arena)
-    await bob.hello("Bob")
+    alice = await connect.player(arena, "Alice")
+    bob = await connect.player(arena, "Bob")
     created = []
     for game in ("tictactoe", "connect4", "tictactoe", "othello", "tictactoe"):
         created.append((await alice.request("match.create", game=game, seat=0))["match_id"])
@@ -136,10 +130,8 @@ async def test_match_list_filters_and_pages(arena: Server, connect: Connect) -> 
 
 
 async def test_metrics_count_connections_moves_errors_and_commits(arena: Server, connect: Connect) -> None:
-    alice = await connect(arena)
-    await alice.hello("Alice")
-    bob = await connect(arena)
-    await bob.hello("Bob")
+    alice = await connect.player(arena, "Alice")
+    bob = await connect.player(arena, "Bob")
     match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
     await play_moves("tictactoe", (alice, bob), match_id, ["a1", "b2"])
     await alice.request("move", match_id=match_id, ply=0, move="c3")
@@ -194,18 +186,14 @@ async def test_tokens_appear_in_no_broadcast_api_response_or_log(
     arena: Server, connect: Connect, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    alice = await connect(arena)
-    await alice.hello("Alice")
-    bob = await connect(arena)
-    await bob.hello("Bob")
-    spectator = await connect(arena)
-    await spectator.hello("Sam")
+    alice = await connect.player(arena, "Alice")
+    bob = await connect.player(arena, "Bob")
+    spectator = await connect.player(arena, "Sam")
     await spectator.request("lobby.subscribe")
     match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
     await spectator.request("match.watch", match_id=match_id)
     await play_moves("tictactoe", (alice, bob), match_id, list(decisive_game("tictactoe")))
-    bob_again = await connect(arena)
-    await bob_again.hello(token=bob.token)
+    bob_again = await connect.player(arena, token=bob.token)
     await bob_again.request("match.watch", match_id=match_id)
     await spectator.settle(0.2)
 

@@ -19,12 +19,9 @@ from server.config import ServerConfig
 async def test_lobby_subscribers_see_public_matches_open_fill_and_end(
     arena: Server, connect: Connect
 ) -> None:
-    watcher = await connect(arena)
-    await watcher.hello("Watcher")
-    alice = await connect(arena)
-    await alice.hello("Alice")
-    bob = await connect(arena)
-    await bob.hello("Bob")
+    watcher = await connect.player(arena, "Watcher")
+    alice = await connect.player(arena, "Alice")
+    bob = await connect.player(arena, "Bob")
     snapshot = await watcher.request("lobby.subscribe")
     assert snapshot["type"] == "lobby.snapshot" and snapshot["matches"] == []
 
@@ -55,12 +52,9 @@ async def test_lobby_subscribers_see_public_matches_open_fill_and_end(
 async def test_a_bot_status_note_shows_on_the_lobby_entry_and_to_the_match_creator(
     arena: Server, connect: Connect
 ) -> None:
-    watcher = await connect(arena)
-    await watcher.hello("Watcher")
-    alice = await connect(arena)
-    await alice.hello("Alice")
-    fleet = await connect(arena)
-    await fleet.hello("fleet-f1", bot=True)
+    watcher = await connect.player(arena, "Watcher")
+    alice = await connect.player(arena, "Alice")
+    fleet = await connect.player(arena, "fleet-f1", bot=True)
     await watcher.request("lobby.subscribe")
     match_id = (await alice.request("match.create", game="connect4", seat=0, bot={"level": 3}))["match_id"]
     assert (await watcher.expect(type_="lobby.update"))["entry"]["bot_status"] is None
@@ -87,10 +81,8 @@ async def test_a_bot_status_note_shows_on_the_lobby_entry_and_to_the_match_creat
 async def test_bot_status_notes_are_refused_unless_valid_and_for_an_open_bot_request(
     arena: Server, connect: Connect
 ) -> None:
-    alice = await connect(arena)
-    await alice.hello("Alice")
-    fleet = await connect(arena)
-    await fleet.hello("fleet-f1", bot=True)
+    alice = await connect.player(arena, "Alice")
+    fleet = await connect.player(arena, "fleet-f1", bot=True)
     asking = (await alice.request("match.create", game="connect4", seat=0, bot={"level": 3}))["match_id"]
     people = (await alice.request("match.create", game="connect4", seat=0))["match_id"]
     started = (await alice.request("match.create", game="tictactoe", seat=0, bot={"level": 1}))["match_id"]
@@ -171,10 +163,8 @@ async def test_lobby_entries_and_match_events_arrive_over_mqtt(
     server = await start_mqtt_server()
     instance = server.config.instance_id
     await mqtt.subscribe(f"plyarena/v1/lobby/{instance}/+", qos=1)
-    alice = await connect(server)
-    await alice.hello("Alice")
-    bob = await connect(server)
-    await bob.hello("Bob")
+    alice = await connect.player(server, "Alice")
+    bob = await connect.player(server, "Bob")
     state = await alice.request("match.create", game="connect4", seat=0, bot={"level": 5, "style": "sharp"})
     match_id = state["match_id"]
     topic = f"plyarena/v1/lobby/{instance}/{match_id}"
@@ -203,8 +193,7 @@ async def test_a_late_mqtt_subscriber_gets_the_retained_open_entries(
 ) -> None:
     server = await start_mqtt_server()
     instance = server.config.instance_id
-    alice = await connect(server)
-    await alice.hello("Alice")
+    alice = await connect.player(server, "Alice")
     match_id = (await alice.request("match.create", game="othello"))["match_id"]
     await asyncio.sleep(0.3)  # published before anyone listens
     await mqtt.subscribe(f"plyarena/v1/lobby/{instance}/+", qos=1)
@@ -219,13 +208,10 @@ async def test_instances_sharing_a_broker_list_each_others_open_matches(
 ) -> None:
     first = await start_mqtt_server()
     second = await start_mqtt_server()
-    watcher = await connect(second)
-    await watcher.hello("Watcher")
+    watcher = await connect.player(second, "Watcher")
     await watcher.request("lobby.subscribe")
-    alice = await connect(first)
-    await alice.hello("Alice")
-    bob = await connect(first)
-    await bob.hello("Bob")
+    alice = await connect.player(first, "Alice")
+    bob = await connect.player(first, "Bob")
     match_id = (await alice.request("match.create", game="tictactoe", seat=0))["match_id"]
     update = await watcher.expect(
         type_="lobby.update", where=lambda message: message["entry"]["match_id"] == match_id, timeout=5
@@ -242,12 +228,10 @@ async def test_a_match_filled_over_mqtt_lobby_is_joined_on_its_host(
     server = await start_mqtt_server()
     instance = server.config.instance_id
     await mqtt.subscribe("plyarena/v1/lobby/+/+", qos=1)
-    alice = await connect(server)
-    await alice.hello("Alice")
+    alice = await connect.player(server, "Alice")
     match_id = (await alice.request("match.create", game="tictactoe", seat=0, bot={"level": 1}))["match_id"]
     entry = payload(await next_message(mqtt, f"plyarena/v1/lobby/{instance}/{match_id}"))
-    bot = await connect(entry["url"])
-    await bot.hello("alphabeta-ttt-L1", bot=True)
+    bot = await connect.player(entry["url"], "alphabeta-ttt-L1", bot=True)
     joined = await bot.request("match.join", match_id=entry["match_id"])
     assert joined["status"] == "live" and joined["you"] == 1 and joined["seats"][1]["bot"] is True
     assert (await alice.request("move", match_id=match_id, ply=0, move="b2"))["type"] == "moved"
@@ -263,15 +247,13 @@ async def test_a_stopping_instance_withdraws_its_entries_from_every_lobby(
     mqtt_instances: list[str],
 ) -> None:
     observer = await start_mqtt_server()
-    watcher = await connect(observer)
-    await watcher.hello("Watcher")
+    watcher = await connect.player(observer, "Watcher")
     await watcher.request("lobby.subscribe")
     config = ServerConfig(port=0, db_url=arena_db_url, mqtt_url=mqtt_url)
     mqtt_instances.append(config.instance_id)
     await mqtt.subscribe(f"plyarena/v1/lobby/{config.instance_id}/+", qos=1)
     async with running_server(config) as leaving:
-        alice = await connect(leaving)
-        await alice.hello("Alice")
+        alice = await connect.player(leaving, "Alice")
         match_id = (await alice.request("match.create", game="checkers"))["match_id"]
         await watcher.expect(
             type_="lobby.update", where=lambda message: message["entry"]["match_id"] == match_id

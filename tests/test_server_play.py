@@ -14,8 +14,7 @@ ALL_GAMES = sorted(GAMES)
 
 
 async def player(connect: Connect, server: Server, name: str, *, bot: bool = False) -> ArenaClient:
-    client = await connect(server)
-    await client.hello(name, bot=bot)
+    client = await connect.player(server, name, bot=bot)
     return client
 
 

@@ -28,12 +28,9 @@ async def test_sigkill_mid_play_loses_no_acknowledged_move_and_play_goes_on(
     server = ServerProcess(arena_db_url, f"restart-{secrets.token_hex(3)}", tmp_path, "--grace", "30")
     await server.start()
     try:
-        alice = await connect(server.ws_url)
-        await alice.hello("Alice")
-        bob = await connect(server.ws_url)
-        await bob.hello("Bob")
-        carol = await connect(server.ws_url)
-        await carol.hello("Carol")
+        alice = await connect.player(server.ws_url, "Alice")
+        bob = await connect.player(server.ws_url, "Bob")
+        carol = await connect.player(server.ws_url, "Carol")
         waiting = (await carol.request("match.create", game="connect4", seat=0))["match_id"]
 
         match_ids: dict[str, str] = {}

@@ -13,10 +13,8 @@ from server.app import Server
 async def test_a_dropped_client_resumes_with_exactly_the_events_it_missed(
     arena: Server, connect: Connect
 ) -> None:
-    alice = await connect(arena)
-    await alice.hello("Alice")
-    bob = await connect(arena)
-    await bob.hello("Bob")
+    alice = await connect.player(arena, "Alice")
+    bob = await connect.player(arena, "Bob")
     state = await open_match(alice, bob, "tictactoe")
     match_id = state["match_id"]
     await play_moves("tictactoe", (alice, bob), match_id, ["a1"])
@@ -51,10 +49,8 @@ def strip_id(message: dict[str, object]) -> dict[str, object]:
 
 
 async def test_an_unknown_log_or_a_gap_gets_the_full_state(arena: Server, connect: Connect) -> None:
-    alice = await connect(arena)
-    await alice.hello("Alice")
-    bob = await connect(arena)
-    await bob.hello("Bob")
+    alice = await connect.player(arena, "Alice")
+    bob = await connect.player(arena, "Bob")
     state = await open_match(alice, bob, "tictactoe")
     for log, since in ((None, 1), ("another-log", 1), (state["log"], 10_000)):
         fields = {"since": since} if log is None else {"log": log, "since": since}
@@ -63,10 +59,8 @@ async def test_an_unknown_log_or_a_gap_gets_the_full_state(arena: Server, connec
 
 
 async def test_a_flag_falls_on_a_tiny_time_control(arena: Server, connect: Connect) -> None:
-    alice = await connect(arena)
-    await alice.hello("Alice")
-    bob = await connect(arena)
-    await bob.hello("Bob")
+    alice = await connect.player(arena, "Alice")
+    bob = await connect.player(arena, "Bob")
     match_id = (await open_match(alice, bob, "connect4", time_control="0:01+0"))["match_id"]
     await play_moves("connect4", (alice, bob), match_id, ["4"])
     ended = await alice.expect(type_="ended", match_id=match_id, timeout=5)
@@ -81,10 +75,8 @@ async def test_a_flag_falls_on_a_tiny_time_control(arena: Server, connect: Conne
 
 async def test_a_player_away_past_the_grace_period_loses(start_server: StartServer, connect: Connect) -> None:
     server = await start_server(grace_s=0.3)
-    alice = await connect(server)
-    await alice.hello("Alice")
-    bob = await connect(server)
-    await bob.hello("Bob")
+    alice = await connect.player(server, "Alice")
+    bob = await connect.player(server, "Bob")
     match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
     await bob.close()
     ended = await alice.expect(type_="ended", match_id=match_id, timeout=5)
@@ -100,10 +92,8 @@ async def test_a_grace_period_shorter_than_the_clock_ends_the_match_on_time(
 ) -> None:
     """The match's timer, armed for the first flag fall minutes away, is moved earlier for the grace."""
     server = await start_server(grace_s=0.3)
-    alice = await connect(server)
-    await alice.hello("Alice")
-    bob = await connect(server)
-    await bob.hello("Bob")
+    alice = await connect.player(server, "Alice")
+    bob = await connect.player(server, "Bob")
     match_id = (await open_match(alice, bob, "connect4", time_control="5+0"))["match_id"]
     await play_moves("connect4", (alice, bob), match_id, ["4"])
     await bob.close()
@@ -115,14 +105,11 @@ async def test_coming_back_within_the_grace_period_keeps_the_match(
     start_server: StartServer, connect: Connect
 ) -> None:
     server = await start_server(grace_s=0.6)
-    alice = await connect(server)
-    await alice.hello("Alice")
-    bob = await connect(server)
-    await bob.hello("Bob")
+    alice = await connect.player(server, "Alice")
+    bob = await connect.player(server, "Bob")
     match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
     await bob.close()
-    bob_again = await connect(server)
-    await bob_again.hello(token=bob.token)
+    bob_again = await connect.player(server, token=bob.token)
     await bob_again.request("match.watch", match_id=match_id)
     await asyncio.sleep(0.8)
     assert not [m for m in alice.take_unread() if m["type"] == "ended"]

@@ -6,7 +6,8 @@
   they look only at their own players and matches.
 - ``start_server``: start in-process servers on free ports (closed after the test).
 - ``arena``: one such server with the defaults.
-- ``connect``: open :class:`~support.client.ArenaClient` connections (closed after the test).
+- ``connect``: open :class:`~support.client.ArenaClient` connections (closed after the test),
+  bare or, with ``connect.player``, as a player that has said hello.
 """
 
 from __future__ import annotations
@@ -24,7 +25,28 @@ from server.config import ServerConfig
 from support.client import ArenaClient
 
 StartServer = Callable[..., Awaitable[Server]]
-Connect = Callable[..., Awaitable[ArenaClient]]
+
+
+class Connect:
+    """Opens client connections to a server, each closed when the test ends."""
+
+    def __init__(self, stack: contextlib.AsyncExitStack) -> None:
+        self._stack = stack
+
+    async def __call__(self, target: Server | str, **options: Any) -> ArenaClient:
+        """A bare connection to ``target`` (a server or a WebSocket URL); ``options`` go to websockets."""
+        url = target if isinstance(target, str) else target.ws_url
+        client = await ArenaClient.connect(url, **options)
+        self._stack.push_async_callback(client.close)
+        return client
+
+    async def player(
+        self, target: Server | str, name: str | None = None, *, token: str | None = None, bot: bool = False
+    ) -> ArenaClient:
+        """A connection that has said hello: a new player called ``name``, or the one ``token`` names."""
+        client = await self(target)
+        await client.hello(name, token=token, bot=bot)
+        return client
 
 
 @pytest.fixture(scope="session")
@@ -59,13 +81,6 @@ async def arena(start_server: StartServer) -> Server:
 
 @pytest.fixture
 async def connect() -> AsyncIterator[Connect]:
-    """``await connect(server_or_url)``: a client connection, closed after the test."""
+    """``await connect(server_or_url)``, ``await connect.player(server, "Alice")``: see :class:`Connect`."""
     async with contextlib.AsyncExitStack() as stack:
-
-        async def open_client(target: Server | str, **options: Any) -> ArenaClient:
-            url = target if isinstance(target, str) else target.ws_url
-            client = await ArenaClient.connect(url, **options)
-            stack.push_async_callback(client.close)
-            return client
-
-        yield open_client
+        yield Connect(stack)
