@@ -23,6 +23,7 @@ import aiomqtt
 import pytest
 from support.client import ArenaClient
 from support.fixtures import Connect, StartServer
+from support.waiting import wait_until
 
 from bots import wire
 from bots.client import BotPlayer, BotSpec
@@ -89,16 +90,8 @@ async def start_fleet(pool: WatchedPool) -> AsyncIterator[StartFleet]:
         yield start
 
 
-async def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        await asyncio.sleep(0.02)
-
-
 async def finish(player: BotPlayer, match_id: str, timeout: float = 60) -> wire.MatchResult:
-    await wait_for(lambda: match_id in player.results, timeout, f"the end of match {match_id}")
+    await wait_until(lambda: match_id in player.results, timeout, f"the end of match {match_id}")
     return player.results[match_id]
 
 
@@ -186,13 +179,13 @@ async def test_a_full_fleet_says_so_and_seats_the_waiting_lobby_when_a_game_ends
     await alice.expect(type_="seated", match_id=first["match_id"], seat=1)
     second = await alice.request("match.create", game="connect4", seat=0, bot={"level": 2})
 
-    await wait_for(lambda: fleet.capacity.full, 5, "the fleet to fill")
+    await wait_until(lambda: fleet.capacity.full, 5, "the fleet to fill")
 
     def offer_says_full() -> bool:
         offer = arena.bot_catalog.offers.get(fleet.config.fleet_id)
         return offer is not None and offer.full
 
-    await wait_for(offer_says_full, 5, "the offer to say full")
+    await wait_until(offer_says_full, 5, "the offer to say full")
     listing = await api(arena, "/api/bots")
     assert listing["fleets"] == [{"fleet": fleet.config.fleet_id, "max_games": 1, "playing": 1, "full": True}]
     assert not any(bot["available"] for bot in listing["games"]["connect4"])
@@ -214,7 +207,7 @@ async def test_api_bots_lists_what_a_running_fleet_offers(arena: Server, start_f
 
     assert await api(arena, "/api/bots") == {"games": {}, "fleets": []}
     fleet = await start_fleet(server=arena, levels=parse_levels("connect4:1-2,othello:3"), announce=announce)
-    await wait_for(lambda: bool(arena.bot_catalog.offers), 5, "the offer")
+    await wait_until(lambda: bool(arena.bot_catalog.offers), 5, "the offer")
     listing = await api(arena, "/api/bots")
     assert sorted(listing["games"]) == ["connect4", "othello"]
     assert [(bot["level"], bot["player"], bot["available"]) for bot in listing["games"]["connect4"]] == [
@@ -227,7 +220,7 @@ async def test_api_bots_lists_what_a_running_fleet_offers(arena: Server, start_f
     ]
     assert othello[0]["name"] and othello[0]["description"]
     await fleet.close()
-    await wait_for(lambda: not arena.bot_catalog.offers, 5, "the offer to be withdrawn")
+    await wait_until(lambda: not arena.bot_catalog.offers, 5, "the offer to be withdrawn")
 
 
 async def test_a_bot_declines_a_draw_before_it_has_searched_accepts_one_it_cannot_win_and_a_rematch(
@@ -282,7 +275,7 @@ async def test_a_worker_killed_mid_search_is_replaced_and_the_game_finishes(
     async with BotPlayer(arena.ws_url, BotSpec.of("connect4", 1), pool, backoff=FAST_BACKOFF) as host:
         # The fleet's top-level bot moves first; its first move reads the opening book (about 90 ms).
         match_id = await host.create("connect4", seat=1, time_control="0:10+0", bot=wire.BotRequest(level=8))
-        await wait_for(lambda: pool.in_flight > 0, 10, "a search")
+        await wait_until(lambda: pool.in_flight > 0, 10, "a search")
         await asyncio.sleep(0.03)
         workers = multiprocessing.active_children()
         assert workers, "no search worker to kill"
@@ -319,7 +312,7 @@ async def test_bots_resume_their_game_after_the_server_restarts(
             host = BotPlayer(server.ws_url, BotSpec.of("connect4", 3), pool, backoff=FAST_BACKOFF)
             stack.push_async_callback(host.close)
             match_id = await host.create("connect4", bot=wire.BotRequest(level=3))
-            await wait_for(lambda: len(host.sessions[match_id].moves) >= 4, 30, "four moves")
+            await wait_until(lambda: len(host.sessions[match_id].moves) >= 4, 30, "four moves")
             (guest,) = [player for player in fleet.bots() if player.sessions]
             player_ids = (player_id(host), player_id(guest))
         before = len(host.sessions[match_id].moves)  # the server went away in the middle of the game...
@@ -374,7 +367,7 @@ async def test_a_fleet_finds_lobbies_over_mqtt_and_seats_bots_on_a_server_it_was
     assert seated["player"]["name"] == BotSpec.of("connect4", 3).name
     assert server.ws_url in [url for url, _ in fleet.players]
     # The fleet's offer reached the server through the broker too.
-    await wait_for(lambda: fleet.config.fleet_id in server.bot_catalog.offers, 10, "the offer over MQTT")
+    await wait_until(lambda: fleet.config.fleet_id in server.bot_catalog.offers, 10, "the offer over MQTT")
     listing = await api(server, "/api/bots")
     assert any(bot["player"] == BotSpec.of("connect4", 3).name for bot in listing["games"]["connect4"])
     await alice.request("resign", match_id=state["match_id"])

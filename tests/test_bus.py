@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 
 import pytest
+from support.waiting import wait_until
 
 from server.bus import EventBus, InProcessBus, MqttBus, Subscription, bus_from_url, topic_matches
 
@@ -64,12 +65,6 @@ async def drain(messages: Subscription, quiet: float) -> list[tuple[str, bytes]]
             received.append(await asyncio.wait_for(anext(messages), quiet))
         except (TimeoutError, StopAsyncIteration):
             return received
-
-
-async def eventually(condition: Callable[[], bool], timeout: float = WAIT) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.02)
 
 
 @pytest.mark.parametrize(
@@ -270,7 +265,7 @@ async def test_the_bus_reconnects_and_catches_up_after_losing_the_broker(
         assert await receive(seen_by_beta) == [(f"{prefix}/lobby/m1", b"entry 1")]
 
         await proxy.cut()
-        await eventually(lambda: not alpha.connected)
+        await wait_until(lambda: not alpha.connected, WAIT, "the bus to notice the broker is gone")
         will = await receive(seen_by_beta)
         assert will[0][0] == f"{prefix}/instances/alpha" and json.loads(will[0][1])["online"] is False
         # Meanwhile: alpha keeps publishing, and the broker loses alpha's retained entry.

@@ -18,7 +18,6 @@ import contextlib
 import random
 import secrets
 import sys
-import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from support.fuzz_arena import api_get
 from support.play import decisive_game, open_match, play_moves
 from support.process import ServerProcess
 from support.services import PrivateMosquitto, TcpProxy, mosquitto_binary
+from support.waiting import wait_until
 
 from bots.client import BotPlayer, BotSpec
 from bots.link import Backoff
@@ -54,14 +54,6 @@ LONG_GAMES = ("othello", "checkers")  # random play ends neither in a few moves
 TIME_CONTROL, INCREMENT_MS = "5+2", 2000
 DOWNTIME_S = 1.0
 """How long the killed server stays down before it is started again."""
-
-
-async def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        await asyncio.sleep(0.02)
 
 
 class PacedPool:
@@ -119,10 +111,12 @@ async def test_sigkill_with_twenty_live_matches_loses_no_acknowledged_move_and_b
                 match_id = await host.create(game, time_control=TIME_CONTROL, seat=0, visibility="private")
                 await guest.join(match_id)
                 match_ids.append(match_id)
-            await wait_for(lambda: all(len(moves(m)) >= 6 for m in match_ids), 30, "six moves in every match")
+            await wait_until(
+                lambda: all(len(moves(m)) >= 6 for m in match_ids), 30, "six moves in every match"
+            )
 
             await server.kill()
-            await wait_for(
+            await wait_until(
                 lambda: not any(bot.link.connected.is_set() for bot in bots), 10, "the bots to notice"
             )
             acknowledged = {match_id: moves(match_id) for match_id in match_ids}
@@ -132,7 +126,7 @@ async def test_sigkill_with_twenty_live_matches_loses_no_acknowledged_move_and_b
             await server.start()
 
             # Nobody touches the bots: they reconnect, catch up and play on by themselves.
-            await wait_for(
+            await wait_until(
                 lambda: all(len(moves(m)) >= len(acknowledged[m]) + 3 or over(m) for m in match_ids),
                 30,
                 "three more moves in every match after the restart",
@@ -334,17 +328,17 @@ async def test_requests_fail_cleanly_while_postgresql_is_cut_off_and_service_res
                 loads, players = await start_load(server, connect)
                 stop = asyncio.Event()
                 running = [asyncio.create_task(load.run(stop)) for load in loads]
-                await wait_for(lambda: all(len(load.acknowledged) >= 4 for load in loads), 20, "moves")
+                await wait_until(lambda: all(len(load.acknowledged) >= 4 for load in loads), 20, "moves")
 
                 await proxy.cut()
-                await wait_for(
+                await wait_until(
                     lambda: all(load.refusals["unavailable"] >= 3 for load in loads), 20, "refusals"
                 )
                 await during_the_outage(server, connect, players[0])
 
                 await proxy.start()
                 resumed_at = {load.match_id: len(load.acknowledged) for load in loads}
-                await wait_for(
+                await wait_until(
                     lambda: all(len(load.acknowledged) >= resumed_at[load.match_id] + 4 for load in loads),
                     20,
                     "moves after the database came back",
