@@ -27,6 +27,9 @@ from server.protocol import EngineInfo, MatchEvent, MatchOptions, PlayerInfo
 from server.storage.records import MatchRecord
 from server.text import clean_text
 
+CHAT_KEPT = 50
+"""Chat lines a match keeps for ``match.state``. Chat is not stored: a restarted server forgets it."""
+
 OPEN, LIVE, FINISHED, ABORTED = "open", "live", "finished", "aborted"
 
 
@@ -121,6 +124,8 @@ class Match(msgspec.Struct, frozen=True):
     rematch_offer: int | None = None
     rematch_id: str | None = None
     result: protocol.MatchResult | None = None
+    chat_lines: tuple[protocol.ChatLine, ...] = ()
+    """The last :data:`CHAT_KEPT` chat lines, for ``match.state`` (a reloaded page shows them again)."""
     connected: tuple[bool, bool] = (False, False)
     absent_since: tuple[float | None, float | None] = (None, None)
     seq: int = 0
@@ -233,6 +238,8 @@ class Match(msgspec.Struct, frozen=True):
             you=self.seat_of(viewer) if viewer else None,
             board=list(self.position.grid()),
             legal=legal_notation(self.position) if live else [],
+            chat=list(self.chat_lines),
+            rematch_id=self.rematch_id,
         )
 
     # ----------------------------------------------------------------- intents
@@ -422,7 +429,9 @@ class Match(msgspec.Struct, frozen=True):
         assert player is not None
         line = clean_text(text, "chat text", protocol.MAX_CHAT_LENGTH)
         chat = protocol.ChatLine(match_id=self.id, seq=0, seat=seat, name=player.name, text=line)
-        return self._step([chat])
+        step = self._step([chat])
+        kept = (*self.chat_lines, step.events[0])[-CHAT_KEPT:]
+        return Step(replace(step.match, chat_lines=kept), step.events)
 
     def end_as_stored(self, finish: Finish, now: float) -> Step:
         """End the match as the store says it ended (a result whose commit answer was lost): announced,

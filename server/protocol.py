@@ -339,6 +339,10 @@ class MatchState(ServerMessage, tag="match.state", kw_only=True):
     """The position as rows of characters (see :meth:`games.base.Position.grid`)."""
     legal: list[str]
     """The legal moves of the side to move, in notation; empty unless the match is live."""
+    chat: list[ChatLine]
+    """The match's last chat lines, oldest first, as their ``chat`` events were."""
+    rematch_id: str | None
+    """The rematch, once it has started."""
 
 
 class MatchEvent(ServerMessage, kw_only=True, frozen=True):

@@ -10,6 +10,7 @@ from games import get_game
 from server import protocol
 from server.errors import ErrorCode, ProtocolError
 from server.match import (
+    CHAT_KEPT,
     EventLog,
     Finish,
     Match,
@@ -206,6 +207,10 @@ def test_rematch_swaps_seats_and_starts_at_once() -> None:
         step.match.offer_rematch(ALICE.id, "m3", 0.0)
     declined = over.offer_rematch(ALICE.id, "m2", 0.0).match.decline_rematch(BOB.id, 0.0)
     assert declined.match.rematch_offer is None
+    assert over.state(log="l", now=0.0, viewer=ALICE.id).rematch_id is None
+    assert step.match.state(log="l", now=0.0, viewer=ALICE.id).rematch_id == "m2", (
+        "the old match's page links on"
+    )
 
 
 def test_chat_is_for_seated_players_and_cleaned() -> None:
@@ -217,6 +222,19 @@ def test_chat_is_for_seated_players_and_cleaned() -> None:
     for bad in ["   ", "bell\x07", "x" * 201]:
         with refused(ErrorCode.BAD_FIELD):
             match.chat(ALICE.id, bad, 0.0)
+
+
+def test_the_state_shows_the_last_chat_lines_as_they_were_sent() -> None:
+    match = live_match()
+    sent = []
+    for index in range(CHAT_KEPT + 3):
+        step = match.chat((ALICE, BOB)[index % 2].id, f"line {index}", 0.0)
+        match = step.match
+        sent.extend(step.events)
+    shown = match.state(log="l", now=0.0, viewer=None).chat
+    assert shown == sent[-CHAT_KEPT:], "the oldest lines go first, each as its chat event was"
+    assert [line.seq for line in shown] == list(range(match.seq - CHAT_KEPT + 1, match.seq + 1))
+    assert play(match, ["a1"]).match.chat_lines == match.chat_lines, "moves keep the chat"
 
 
 def test_a_player_gone_past_the_grace_period_loses() -> None:

@@ -96,6 +96,11 @@ async def test_chat_reaches_players_and_spectators_as_plain_text(arena: Server, 
     assert (said["type"], said["text"], said["name"], said["seat"]) == ("chat", line, "Alice", 0)
     for client in (bob, spectator):
         assert (await client.expect(type_="chat"))["text"] == line
+    late = await connect.player(arena, "Late")
+    state = await late.request("match.watch", match_id=match_id)
+    assert state["chat"] == [{key: value for key, value in said.items() if key != "id"}], (
+        "a late page sees it"
+    )
 
 
 async def test_a_resent_move_is_not_replayed_and_the_reply_is_the_state(
