@@ -6,12 +6,14 @@ requires and what people already know from chess.
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 from games import Game
 from server.storage.records import MatchRecord
 
 PDN_GAME_TYPE_ENGLISH_DRAUGHTS = "21"
+_SEAT = re.compile(r"\bseat ([01])\b")
 
 
 def export_text(record: MatchRecord, game: Game) -> str:
@@ -31,7 +33,7 @@ def export_text(record: MatchRecord, game: Game) -> str:
         tags.append(("Result", result))
     tags.append(("TimeControl", str(record.options.get("time_control", "untimed"))))
     if record.reason:
-        tags.append(("Termination", record.reason))
+        tags.append(("Termination", _by_side(record.reason, game)))
     header = "\n".join(f'[{name} "{_escape(value)}"]' for name, value in tags)
     moves = [move.notation for move in sorted(record.moves, key=lambda move: move.ply)]
     if game.name == "checkers":
@@ -69,6 +71,11 @@ def _result_words(record: MatchRecord, game: Game) -> str:
     if record.status != "finished":
         return "*"
     return "draw" if record.winner is None else f"{game.sides[record.winner]} wins"
+
+
+def _by_side(reason: str, game: Game) -> str:
+    """``"seat 1 resigned"`` as ``"White resigned"``: a file read away from the server has no seats."""
+    return _SEAT.sub(lambda seat: game.sides[int(seat[1])], reason)
 
 
 def _date(record: MatchRecord) -> str:

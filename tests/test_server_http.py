@@ -100,6 +100,15 @@ async def test_move_list_export_of_the_other_games(arena: Server, connect: Conne
     assert text.rstrip().endswith("1. 1 2\n2. 1 2\n3. 1 2\n4. 1\nRed wins")
 
 
+async def test_an_export_names_the_side_that_resigned(arena: Server, connect: Connect) -> None:
+    alice = await connect.player(arena, "Alice")
+    bob = await connect.player(arena, "Bob")
+    match_id = (await open_match(alice, bob, "othello"))["match_id"]
+    assert (await bob.request("resign", match_id=match_id))["reason"] == "seat 1 resigned"
+    _, _, body = await http_get(arena, f"/api/matches/{match_id}/export")
+    assert '[Termination "White resigned"]' in body.decode(), "seats mean nothing outside the server"
+
+
 async def test_match_list_filters_and_pages(arena: Server, connect: Connect) -> None:
     alice = await connect.player(arena, "Alice")
     bob = await connect.player(arena, "Bob")
