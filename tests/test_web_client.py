@@ -19,10 +19,12 @@ from support.client import ArenaClient
 from support.play import decisive_game, open_match, play_moves
 from support.web import (
     CHROMIUM_ARGS,
+    LAPTOP,
     PHONE,
     TURN_TIMEOUT_MS,
     PageErrors,
     SocketTap,
+    assert_in_view,
     moves_played,
     open_page,
     play_bot,
@@ -90,7 +92,7 @@ async def api(page: Page, path: str) -> dict:
 
 @IN_MODULE_LOOP
 async def test_tictactoe_against_a_level_1_bot_to_the_end(browser: Browser, base_url: str) -> None:
-    page = await open_page(browser, base_url)
+    page = await open_page(browser, base_url, viewport=LAPTOP)
     errors = PageErrors(page)
     await sign_in(page, "Ada")
     bot_form = page.locator("form[aria-labelledby=play-bot-title]")
@@ -110,6 +112,10 @@ async def test_tictactoe_against_a_level_1_bot_to_the_end(browser: Browser, base
     taken = page.locator("svg.board .cell").filter(has=page.locator(".piece")).first
     await taken.click()
     await expect(page.locator(".move-error")).to_contain_text("is taken")
+    # On a laptop's screen the refusal shows with the board and both players, without scrolling.
+    strips = page.locator(".player-strip")
+    refusal = page.locator(".move-error")
+    await assert_in_view(page, page.locator("svg.board"), strips.first, strips.last, refusal)
 
     while await wait_for_my_turn_or_end(page):
         await play_first_legal_move(page)
@@ -130,25 +136,49 @@ async def test_tictactoe_against_a_level_1_bot_to_the_end(browser: Browser, base
     await expect(page.locator(".player-strip", has_text="(you)")).to_contain_text("X")
     assert await wait_for_my_turn_or_end(page)
     await expect(moves_played(page)).to_have_count(1)
+    rematch_id = page.url.rsplit("/", 1)[1]
+
+    # The lobby lists the games in progress as they are now, not as they were when the page connected.
+    await page.get_by_role("navigation", name="Main").get_by_role("link", name="Lobby").click()
+    your_games = page.locator(".your-games")
+    await expect(your_games.locator(f'a[href="/match/{rematch_id}"]')).to_have_text("Resume")
+    await expect(your_games.locator(f'a[href="/match/{match_id}"]')).to_have_count(0)
     errors.assert_none()
 
 
 @IN_MODULE_LOOP
 @pytest.mark.parametrize(
-    ("game", "title", "side", "my_moves"),
+    ("game", "title", "side", "my_moves", "refused_clicks"),
     [
-        ("connect4", "Connect Four", "Red (moves first)", 4),
-        ("othello", "Othello", "Black (moves first)", 4),
-        ("checkers", "Checkers", "Black (moves first)", 4),
+        ("connect4", "Connect Four", "Red (moves first)", 4, []),
+        ("othello", "Othello", "Black (moves first)", 4, ["a1"]),
+        ("checkers", "Checkers", "Black (moves first)", 4, ["square 1", "square 5"]),
     ],
 )
 async def test_opening_moves_against_a_bot(
-    browser: Browser, base_url: str, game: str, title: str, side: str, my_moves: int
+    browser: Browser,
+    base_url: str,
+    game: str,
+    title: str,
+    side: str,
+    my_moves: int,
+    refused_clicks: list[str],
 ) -> None:
-    page = await open_page(browser, base_url)
+    page = await open_page(browser, base_url, viewport=LAPTOP)
     errors = PageErrors(page)
     await sign_in(page, f"Opener {game}")
     match_id = await play_bot(page, title, 2, side)
+    # A move the rules refuse is explained under the board, and all of it fits a laptop's screen.
+    assert await wait_for_my_turn_or_end(page)
+    for cell in refused_clicks:
+        await page.locator(f'svg.board [data-cell="{cell}"]').click()
+    if refused_clicks:
+        await expect(page.locator(".move-error")).to_contain_text("Illegal move")
+    strips = page.locator(".player-strip")
+    turn = page.locator(".turn-status")
+    await assert_in_view(page, page.locator("svg.board"), strips.first, strips.last, turn)
+    if refused_clicks:
+        await assert_in_view(page, page.locator(".move-error"))
     for _ in range(my_moves):
         assert await wait_for_my_turn_or_end(page)
         await play_first_legal_move(page)
@@ -210,6 +240,9 @@ async def test_two_people_by_private_link_with_clocks_chat_draw_and_rematch(
     assert link == alice.url
 
     await sign_in(bob, "Bob", path=link)
+    # Bob reached the match by its link, before taking a seat: the page invites him to the free one.
+    invitation = "Alice is waiting for an opponent: join as X to play."
+    await expect(bob.locator(".turn-status")).to_have_text(invitation)
     await bob.get_by_role("button", name="Join as X").click()
     await expect(bob.locator(".player-strip.to-move")).to_contain_text("Alice")
     # Alice's clock runs on both pages; Bob's stands at the full five minutes.
@@ -220,6 +253,12 @@ async def test_two_people_by_private_link_with_clocks_chat_draw_and_rematch(
     await bob.get_by_role("textbox", name="Chat message").fill("good luck")
     await bob.get_by_role("button", name="Send chat message").click()
     await expect(alice.locator(".chat-log")).to_contain_text("Bob: good luck")
+    # A reloaded page shows the chat so far from the match's state, and each line once.
+    await alice.reload()
+    await expect(alice.locator(".chat-log li")).to_have_text(["Bob: good luck"])
+    await bob.get_by_role("textbox", name="Chat message").fill("have fun")
+    await bob.get_by_role("button", name="Send chat message").click()
+    await expect(alice.locator(".chat-log li")).to_have_text(["Bob: good luck", "Bob: have fun"])
 
     await alice.get_by_role("button", name="Offer draw").click()
     await expect(bob.get_by_role("button", name="Accept draw")).to_be_visible()
@@ -237,6 +276,9 @@ async def test_two_people_by_private_link_with_clocks_chat_draw_and_rematch(
     for page in (alice, bob):
         await expect(page.locator(".banner")).to_contain_text("Draw")
         await expect(page.locator(".banner")).to_contain_text("draw by agreement")
+    # On the phone the result and what to do next show right under the board, no scrolling needed.
+    await bob.evaluate("window.scrollTo(0, 0)")
+    await assert_in_view(bob, bob.locator(".banner"), bob.get_by_role("button", name="Rematch"))
 
     first_match = alice.url
     await alice.get_by_role("button", name="Rematch").click()
@@ -244,6 +286,14 @@ async def test_two_people_by_private_link_with_clocks_chat_draw_and_rematch(
     for page in (alice, bob):
         await page.wait_for_url(lambda url: url != first_match and "/match/" in url)
     await expect(bob.locator(".turn-status")).to_have_text("Your turn (O).")
+    await expect(alice.locator(".player-strip.to-move")).to_contain_text("Bob")
+    # The first match's page now leads to the rematch rather than offering another.
+    rematch = alice.url
+    await alice.goto(first_match)
+    await expect(alice.get_by_role("link", name="Go to the rematch")).to_be_visible()
+    await expect(alice.get_by_role("button", name="Rematch")).to_have_count(0)
+    await alice.get_by_role("link", name="Go to the rematch").click()
+    await alice.wait_for_url(rematch)
     await expect(alice.locator(".player-strip.to-move")).to_contain_text("Bob")
     for page_errors in errors:
         page_errors.assert_none()
@@ -285,6 +335,16 @@ async def test_a_reload_and_a_dropped_connection_resume_the_game(browser: Browse
     assert shown == [move["move"] for move in record["moves"]]
     assert await wait_for_my_turn_or_end(page)
     await play_first_legal_move(page)
+
+    # The reload's welcome listed this match as unfinished; once it is over, the lobby no longer offers it.
+    await page.get_by_role("button", name="Resign").click()
+    await page.get_by_role("button", name="Confirm resigning").click()
+    await expect(page.locator(".banner")).to_contain_text("You lost")
+    await page.get_by_role("navigation", name="Main").get_by_role("link", name="Lobby").click()
+    your_games = page.locator(".your-games")
+    await expect(your_games).to_have_attribute("aria-busy", "false")
+    await expect(your_games.locator(f'a[href="/match/{match_id}"]')).to_have_count(0)
+    await expect(your_games).to_be_hidden()
     errors.assert_none()
 
 
@@ -384,7 +444,15 @@ async def test_finished_games_list_filters_and_links_to_replays(
     await entries.first.get_by_role("link", name=re.compile("Replay")).click()
     await page.wait_for_url(re.compile(r"/replay/[^/]+$"))
     await expect(page.locator(".match-title")).to_have_text("Tic-tac-toe replay")
-    errors.assert_none()
+    # People played it: no move carries a bot's search, so there is no evaluation to graph.
+    await expect(page.locator(".ply-counter")).to_be_visible()
+    await expect(page.get_by_role("heading", name="Bot evaluation")).to_be_hidden()
+
+    await page.goto("/replay/doesnotexist")
+    await expect(page.get_by_role("heading", name="No such match")).to_be_visible()
+    await expect(page.get_by_role("alert")).to_contain_text('no stored match "doesnotexist"')
+    # The browser itself logs the API's 404 answers; the page logs nothing else.
+    errors.assert_none(allowed=("status of 404",))
 
 
 @IN_MODULE_LOOP
@@ -412,6 +480,17 @@ async def test_lobby_lists_open_matches_live_on_a_phone(
         await page.wait_for_url(f"**/match/{state['match_id']}")
         await expect(page.locator(".player-strip.to-move")).to_contain_text("Hopper")
         await expect(page.get_by_role("timer", name="Black's clock")).to_have_text(re.compile(r"[45]:\d\d"))
+
+    # Hopper's connection is gone: the notice counts the grace period down, and goes with the match.
+    hopper = page.locator(".player-strip", has_text="Hopper").locator(".detail")
+    await expect(hopper).to_contain_text(re.compile(r"disconnected, \d+ s to return"))
+    first = int(re.search(r"(\d+) s to return", await hopper.inner_text())[1])
+    assert 110 <= first <= 120, first
+    await expect(hopper).to_contain_text(f"disconnected, {first - 1} s to return")
+    await page.get_by_role("button", name="Resign").click()
+    await page.get_by_role("button", name="Confirm resigning").click()
+    await expect(page.locator(".banner")).to_contain_text("You lost")
+    await expect(hopper).not_to_contain_text("to return")
     errors.assert_none()
 
 

@@ -3,18 +3,31 @@
  * the games and bot levels offered, finished matches, full records and exports.
  */
 
+/** A refusal from the HTTP API, with the server's error code and message (docs/protocol.md). */
+export class ApiError extends Error {
+  constructor(path, status, code, message) {
+    super(message);
+    this.path = path;
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** The error a failed answer carries (`{"error": {"code", "message"}}`), or one made of its status. */
+async function apiError(path, response) {
+  let error = null;
+  try {
+    error = (await response.json())?.error ?? null;
+  } catch {
+    // not JSON (a proxy's error page): the status is all there is
+  }
+  const message = error?.message ?? `${path}: ${response.status} ${response.statusText}`;
+  return new ApiError(path, response.status, error?.code ?? null, message);
+}
+
 async function getJson(path) {
   const response = await fetch(path, { headers: { Accept: "application/json" } });
-  if (!response.ok) {
-    let detail = response.statusText;
-    try {
-      const body = await response.json();
-      detail = body.message ?? body.error ?? detail;
-    } catch {
-      // not JSON: keep the status text
-    }
-    throw new Error(`${path}: ${response.status} ${detail}`);
-  }
+  if (!response.ok) throw await apiError(path, response);
   return response.json();
 }
 
@@ -44,8 +57,9 @@ export const api = {
   },
   match: (id) => getJson(`/api/matches/${encodeURIComponent(id)}`),
   async exportText(id) {
-    const response = await fetch(`/api/matches/${encodeURIComponent(id)}/export`);
-    if (!response.ok) throw new Error(`export of ${id}: ${response.status} ${response.statusText}`);
+    const path = `/api/matches/${encodeURIComponent(id)}/export`;
+    const response = await fetch(path);
+    if (!response.ok) throw await apiError(path, response);
     return response.text();
   },
 };

@@ -19,12 +19,26 @@ function playerLabel(player) {
   );
 }
 
+/** The unfinished matches (open or live) on this server in which the connection's player holds a seat. */
+async function unfinishedMatchesOf(connection) {
+  const player = connection.player.id;
+  const pages = await Promise.all(
+    ["live", "open"].map((status) => api.matches({ player, status, limit: 50 })),
+  );
+  const here = connection.welcome?.instance;
+  // Matches hosted by another instance sharing the database are played there, not through this page.
+  return pages.flatMap((page) => page.matches).filter((record) => !here || record.host === here);
+}
+
 export function mount(container, app) {
   let catalog = null;
   let connection = null;
   const entries = new Map();
   const cleanups = [];
   let filter = "all";
+  let mineRequests = 0;
+  let mineTimer = null;
+  let shownMine = new Set();
 
   const actions = h("div", { class: "lobby-actions" });
   const mine = h("section", {
@@ -170,14 +184,35 @@ export function mount(container, app) {
     );
   }
 
-  async function renderMine(matchIds) {
-    if (!matchIds?.length) {
-      mine.hidden = true;
-      return;
+  /**
+   * Asks the server afresh which unfinished matches hold a seat of ours (welcome.matches is as old as
+   * the connection: a game finished since would still be listed, and one begun since missing).
+   */
+  async function refreshMine() {
+    const asked = ++mineRequests;
+    mine.setAttribute("aria-busy", "true");
+    let records;
+    try {
+      records = await unfinishedMatchesOf(connection);
+    } catch (error) {
+      console.warn("could not list your games in progress", error);
+      records = [];
     }
-    const records = await Promise.all(matchIds.map((id) => api.match(id).catch(() => ({ id }))));
+    if (asked !== mineRequests) return; // a newer answer is on its way
+    mine.setAttribute("aria-busy", "false");
+    renderMine(records);
+  }
+
+  /** Refreshes the list soon (once for a burst of events). */
+  function refreshMineSoon() {
+    clearTimeout(mineTimer);
+    mineTimer = setTimeout(refreshMine, 200);
+  }
+
+  function renderMine(records) {
+    shownMine = new Set(records.map((record) => record.id));
+    mine.hidden = !records.length;
     const me = connection.player?.id;
-    mine.hidden = false;
     replaceChildren(
       mine,
       h("h2", { id: "your-games-title" }, "Your games in progress"),
@@ -192,7 +227,7 @@ export function mount(container, app) {
           const label = opponent ? `against ${opponent.name}` : "waiting for an opponent";
           return h(
             "li",
-            { class: "match-entry" },
+            { class: "match-entry", "data-match": record.id },
             h("span", { class: `game-badge game-${record.game}` }, game?.title ?? "Match"),
             h("span", { class: "players" }, label),
             h("span", { class: "meta" }, `${record.options?.time_control ?? ""} · ${record.status ?? ""}`),
@@ -205,6 +240,7 @@ export function mount(container, app) {
                   class: "button primary",
                   href: `/match/${encodeURIComponent(record.id)}`,
                   "data-link": true,
+                  "aria-label": `Resume ${game?.title ?? ""} match ${label}`,
                 },
                 "Resume",
               ),
@@ -238,7 +274,12 @@ export function mount(container, app) {
         renderTabs();
         renderList();
       }),
-      connection.on("welcome", (welcome) => renderMine(welcome.matches)),
+      // This connection still follows the player's matches: one may end, or go on as a rematch, meanwhile.
+      connection.on("ended", ({ match_id: matchId }) => shownMine.has(matchId) && refreshMineSoon()),
+      connection.on("rematch.started", refreshMineSoon),
+      connection.onResume(() => {
+        refreshMine(); // not awaited: the lobby subscription need not wait for the HTTP API
+      }),
       connection.onResume(async () => {
         const snapshot = await connection.request({ type: "lobby.subscribe" });
         entries.clear();
@@ -247,12 +288,12 @@ export function mount(container, app) {
         renderList();
       }),
     );
-    if (connection.welcome) renderMine(connection.welcome.matches);
   }
 
   start();
   return () => {
     for (const cleanup of cleanups) cleanup();
+    clearTimeout(mineTimer);
     if (connection?.ready) connection.request({ type: "lobby.unsubscribe" }).catch(() => {});
   };
 }

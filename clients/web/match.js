@@ -108,6 +108,7 @@ export function mount(container, app, [matchId]) {
     }
     if (outcome !== "applied") return;
     if (event.type === "moved" && sending && event.ply === sending.ply) sending = null;
+    if (event.type === "ended") ui.error.textContent = ""; // a refusal from the game is moot now
     if (event.type === "started" && !Array.isArray(event.legal)) {
       // `started` says when but not what may be played: ask for the full state, which does.
       follow({ full: true });
@@ -155,8 +156,16 @@ export function mount(container, app, [matchId]) {
       error.code === "illegal_move"
         ? `Illegal move: ${error.message}`
         : (REFUSALS[error.code] ?? error.message);
-    ui.error.textContent = text;
+    refuse(text);
     ui.board.clearSelection();
+  }
+
+  /** Shows why a click did nothing, right under the board; the same refusal again flashes again. */
+  function refuse(text) {
+    ui.error.textContent = text;
+    ui.error.classList.remove("flash");
+    void ui.error.offsetWidth; // restart the animation: a second identical refusal must be seen too
+    ui.error.classList.add("flash");
   }
 
   async function act(type, extra = {}) {
@@ -195,7 +204,7 @@ export function mount(container, app, [matchId]) {
 
   /** Builds the page once the first state says which game this is. */
   function build() {
-    ui?.clocks.stop();
+    stopTimers();
     const { state } = model;
     const boardModule = boardFor(state.game);
     const game = catalog.byName[state.game];
@@ -205,11 +214,9 @@ export function mount(container, app, [matchId]) {
       sides,
       onMove: sendMove,
       onAttempt: sendMove,
-      onHint: (text) => {
-        ui.error.textContent = text;
-      },
+      onHint: refuse,
       onInactive: () => {
-        ui.error.textContent =
+        refuse(
           model.mySeat === null
             ? "You are watching: only the players move."
             : model.isOver
@@ -218,7 +225,8 @@ export function mount(container, app, [matchId]) {
                 ? REFUSALS.not_started
                 : sending
                   ? "Your move is on its way."
-                  : REFUSALS.not_your_turn;
+                  : REFUSALS.not_your_turn,
+        );
       },
     });
     const strips = [0, 1].map((seat) => new PlayerStrip(seat, boardModule, clocks.faces[seat]));
@@ -271,45 +279,43 @@ export function mount(container, app, [matchId]) {
       chatForm,
       chatNote: h("p", { class: "muted" }, "Spectators read the chat; the players write it."),
     };
-    replaceChildren(
-      container,
+    const area = h(
+      "section",
+      { class: "board-area", "aria-label": "Board and players" },
+      ui.title,
+      ui.top.element,
+      h("div", { class: "board-holder" }, board.element),
+      ui.bottom.element,
+      // Lines that are often empty, in one block so that empty ones take no room.
+      h("div", { class: "board-notes" }, ui.status, ui.botStatus, ui.error),
+    );
+    ui.view = h(
+      "div",
+      { class: `match-view game-${state.game}` },
+      area,
       h(
-        "div",
-        { class: `match-view game-${state.game}` },
+        "aside",
+        { class: "side-panel" },
+        ui.banner,
+        ui.controls,
+        ui.share,
         h(
           "section",
-          { class: "board-area", "aria-label": "Board and players" },
-          ui.title,
-          ui.top.element,
-          h("div", { class: "board-holder" }, board.element),
-          ui.bottom.element,
-          ui.status,
-          ui.botStatus,
-          ui.error,
+          { class: "panel moves-panel", "aria-labelledby": "moves-title" },
+          h("h2", { id: "moves-title" }, "Moves"),
+          ui.moves,
         ),
         h(
-          "aside",
-          { class: "side-panel" },
-          ui.banner,
-          ui.controls,
-          ui.share,
-          h(
-            "section",
-            { class: "panel moves-panel", "aria-labelledby": "moves-title" },
-            h("h2", { id: "moves-title" }, "Moves"),
-            ui.moves,
-          ),
-          h(
-            "section",
-            { class: "panel chat-panel", "aria-labelledby": "chat-title" },
-            h("h2", { id: "chat-title" }, "Chat"),
-            chatLog,
-            chatForm,
-            ui.chatNote,
-          ),
+          "section",
+          { class: "panel chat-panel", "aria-labelledby": "chat-title" },
+          h("h2", { id: "chat-title" }, "Chat"),
+          chatLog,
+          chatForm,
+          ui.chatNote,
         ),
       ),
     );
+    replaceChildren(container, ui.view);
   }
 
   function renderControls() {
@@ -344,6 +350,7 @@ export function mount(container, app, [matchId]) {
       seat: model.mySeat,
       interactive: model.myTurn && !sending,
     });
+    ui.view.style.setProperty("--board-aspect", ui.board.aspect.toFixed(4));
     ui.clocks.set(state.clocks_ms, state.clock_running, state.clocksAt);
     const counts = pieceCounts(state.board);
     const noun = ui.boardModule.countNoun;
@@ -356,7 +363,7 @@ export function mount(container, app, [matchId]) {
         isYou: model.mySeat === seat,
         toMove: model.turn === seat,
         connected: state.connected?.[seat] ?? true,
-        graceMs: state.grace?.[seat],
+        returnBy: state.returnBy[seat],
         thinking: Boolean(player?.bot),
         count: noun && state.board.length ? `${counts[seat]} ${noun}` : null,
       });
@@ -389,10 +396,16 @@ export function mount(container, app, [matchId]) {
     cleanups.push(connection.on("*", onMessage), connection.onResume(follow));
   }
 
+  /** The clocks and absence countdowns stop ticking when their page goes. */
+  function stopTimers() {
+    ui?.clocks.stop();
+    for (const strip of ui?.strips ?? []) strip.stop();
+  }
+
   start();
   return () => {
     for (const cleanup of cleanups) cleanup();
-    ui?.clocks.stop();
+    stopTimers();
     ui?.resign.disarm();
     // A spectator stops following. A player keeps following from the lobby: leaving would start the
     // grace period of a live match, or cancel an open one the player is waiting in.

@@ -22,6 +22,8 @@ export class MatchModel {
 
   /** Replaces everything with a full `match.state`. */
   reset(state) {
+    const previous = this.state;
+    const sameLog = previous?.log === state.log;
     this.state = {
       ...state,
       board: state.board ?? [],
@@ -29,8 +31,13 @@ export class MatchModel {
       last_move: state.last_move ?? state.moves.at(-1) ?? null,
       engines: [],
       clocksAt: performance.now(),
+      // The state says who is away but not since when: a countdown already running goes on.
+      returnBy: [0, 1].map((seat) =>
+        sameLog && state.connected?.[seat] === false ? (previous.returnBy[seat] ?? null) : null,
+      ),
     };
-    if (Array.isArray(state.chat)) this.chat = [...state.chat];
+    this.chat = mergeChat(sameLog ? this.chat : [], state.chat ?? []);
+    this.newMatchId = state.rematch_id ?? this.newMatchId;
   }
 
   /**
@@ -85,12 +92,15 @@ export class MatchModel {
         this.newMatchId = event.new_match_id;
         break;
       case "chat":
-        this.chat.push({ seat: event.seat, name: event.name, text: event.text });
+        this.chat.push({ seq: event.seq, seat: event.seat, name: event.name, text: event.text });
         break;
-      case "presence":
+      case "presence": {
         state.connected = state.connected.map((on, seat) => (seat === event.seat ? event.connected : on));
-        state.grace = { ...(state.grace ?? {}), [event.seat]: event.connected ? null : event.grace_ms };
+        // Counted from the notice's arrival: the server counts from the player's leaving, a moment earlier.
+        const returnBy = !event.connected && event.grace_ms ? performance.now() + event.grace_ms : null;
+        state.returnBy = state.returnBy.map((time, seat) => (seat === event.seat ? returnBy : time));
         break;
+      }
       case "ended":
         state.status = event.status;
         state.result = { status: event.status, winner: event.winner, reason: event.reason };
@@ -99,6 +109,7 @@ export class MatchModel {
         state.draw_offer = null;
         state.clocks_ms = event.clocks_ms;
         state.clock_running = null;
+        state.returnBy = [null, null]; // nobody has anything to come back to
         break;
       default:
         break; // an event type newer than this client: its seq still counts
@@ -126,4 +137,14 @@ export class MatchModel {
   get myTurn() {
     return this.mySeat !== null && this.turn === this.mySeat;
   }
+}
+
+/**
+ * The chat lines of a new full state added to those already shown, each once and in order: the state
+ * carries only the latest lines (and none from an older server), the page may hold earlier ones.
+ */
+function mergeChat(shown, fromState) {
+  const bySeq = new Map(shown.map((line) => [line.seq, line]));
+  for (const line of fromState) bySeq.set(line.seq, line);
+  return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
 }

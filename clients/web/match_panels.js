@@ -108,9 +108,13 @@ export function turnText(model, { names, sides, sending }) {
   const { state } = model;
   if (state.status === "open") {
     const bot = state.options?.bot;
-    return bot
-      ? `Waiting for a level ${bot.level} bot to sit down…`
-      : "Waiting for an opponent: share the link below.";
+    if (bot) return `Waiting for a level ${bot.level} bot to sit down…`;
+    if (model.mySeat !== null) return "Waiting for an opponent: share the link below.";
+    // A visitor (often by a private link): the free seat is theirs to take.
+    const free = state.seats.findIndex((player) => !player);
+    if (free < 0) return "Waiting for the match to start…";
+    const host = state.seats[1 - free]?.name ?? "A player";
+    return `${host} is waiting for an opponent: join as ${sides[free]} to play.`;
   }
   if (state.status !== "live") return "";
   const mover = state.seats[state.turn];

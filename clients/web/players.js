@@ -11,6 +11,10 @@ export class PlayerStrip {
     this.name = h("span", { class: "name" });
     this.detail = h("span", { class: "detail" });
     this.turnMark = h("span", { class: "turn-mark" });
+    this.notes = [];
+    this.away = false;
+    this.returnBy = null;
+    this.countdown = null;
     this.element = h(
       "div",
       { class: `player-strip seat${seat}`, "data-seat": seat },
@@ -23,21 +27,42 @@ export class PlayerStrip {
 
   /**
    * @param {{player: {name: string, bot: boolean} | null, side: string, isYou: boolean,
-   *          toMove: boolean, connected: boolean, graceMs?: number | null, thinking: boolean,
-   *          count?: string | null}} view  `count` is e.g. "12 discs" where the game counts pieces
+   *          toMove: boolean, connected: boolean, returnBy?: number | null, thinking: boolean,
+   *          count?: string | null}} view  `count` is e.g. "12 discs" where the game counts pieces;
+   *   `returnBy` the `performance.now()` by which an absent player must be back, null when no time runs
    */
-  update({ player, side, isYou, toMove, connected, graceMs, thinking, count }) {
+  update({ player, side, isYou, toMove, connected, returnBy = null, thinking, count }) {
     this.element.classList.toggle("to-move", toMove);
     this.element.classList.toggle("away", Boolean(player) && !connected);
     if (player)
       replaceChildren(this.name, player.name, player.bot ? botBadge() : null, isYou ? " (you)" : null);
     else replaceChildren(this.name, "Waiting for a player…");
-    const notes = [side];
-    if (count) notes.push(count);
-    if (player && !connected) {
-      notes.push(graceMs ? `disconnected, ${Math.round(graceMs / 1000)} s to return` : "disconnected");
-    }
-    this.detail.textContent = notes.join(" · ");
+    this.notes = [side];
+    if (count) this.notes.push(count);
+    this.away = Boolean(player) && !connected;
+    this.returnBy = this.away ? returnBy : null;
+    this.#showDetail();
     this.turnMark.textContent = toMove ? (thinking ? "thinking…" : "to move") : "";
+  }
+
+  stop() {
+    clearInterval(this.countdown);
+    this.countdown = null;
+  }
+
+  #showDetail() {
+    const notes = [...this.notes];
+    if (this.away) notes.push(this.#absence());
+    this.detail.textContent = notes.join(" · ");
+    const counting = this.returnBy !== null && this.returnBy > performance.now();
+    if (counting && !this.countdown) this.countdown = setInterval(() => this.#showDetail(), 250);
+    if (!counting) this.stop();
+  }
+
+  /** "disconnected, 57 s to return", counting down while the grace period runs. */
+  #absence() {
+    if (this.returnBy === null) return "disconnected";
+    const seconds = Math.ceil((this.returnBy - performance.now()) / 1000);
+    return seconds > 0 ? `disconnected, ${seconds} s to return` : "disconnected, time is up";
   }
 }

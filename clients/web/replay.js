@@ -95,8 +95,6 @@ export function mount(container, app, [matchId]) {
 
   function engineTable(sides) {
     const rows = botMoves();
-    if (!rows.length)
-      return h("p", { class: "muted" }, "No bot played in this match, so there is no search information.");
     return h(
       "div",
       { class: "table-scroll" },
@@ -221,7 +219,8 @@ export function mount(container, app, [matchId]) {
           ),
           h(
             "section",
-            { class: "panel eval-panel", "aria-labelledby": "eval-title" },
+            // Only bots' moves carry search information: a game between people has nothing to graph.
+            { class: "panel eval-panel", "aria-labelledby": "eval-title", hidden: !botMoves().length },
             h("h2", { id: "eval-title" }, "Bot evaluation"),
             ui.graph,
             ui.engines,
@@ -286,6 +285,8 @@ export function mount(container, app, [matchId]) {
       seat: null,
       interactive: false,
     });
+    const view = ui.board.element.closest(".replay-view");
+    view.style.setProperty("--board-aspect", ui.board.aspect.toFixed(4)); // sizes the board (style.css)
     ui.slider.value = String(ply);
     ui.position.textContent = `${ply} / ${plies()}`;
     replaceChildren(ui.playButton, icon(playing ? "pause" : "play"), playing ? "Pause" : "Play");
@@ -306,11 +307,13 @@ export function mount(container, app, [matchId]) {
       depth: m.engine.depth,
       pv: m.engine.pv,
     }));
-    replaceChildren(
-      ui.graph,
-      evalGraph({ points, plies: plies(), current: ply, sides: ui.sides, onSelect: show }),
-    );
-    replaceChildren(ui.engines, engineTable(ui.sides));
+    if (points.length) {
+      replaceChildren(
+        ui.graph,
+        evalGraph({ points, plies: plies(), current: ply, sides: ui.sides, onSelect: show }),
+      );
+      replaceChildren(ui.engines, engineTable(ui.sides));
+    }
   }
 
   async function start() {
@@ -327,7 +330,15 @@ export function mount(container, app, [matchId]) {
       const initial = Number(new URLSearchParams(location.search).get("ply"));
       show(Number.isInteger(initial) && initial > 0 ? initial : plies());
     } catch (error) {
-      app.showProblem(container, "No replay", error.message);
+      if (error.code === "not_found") {
+        app.showProblem(
+          container,
+          "No such match",
+          `There is no stored match "${matchId}" on this server: check the link, or the finished games.`,
+        );
+      } else {
+        app.showProblem(container, "No replay", error.message);
+      }
     }
   }
 

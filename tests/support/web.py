@@ -28,6 +28,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 DESKTOP = {"width": 1280, "height": 860}
+LAPTOP = {"width": 1366, "height": 768}
+"""The commonest laptop screen: the shortest a board, its players and the lines under it must fit."""
 PHONE = {"width": 390, "height": 844}
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 TURN_TIMEOUT_MS = 20_000
@@ -136,6 +138,20 @@ async def play_first_legal_move(page: Page) -> None:
         await board.locator(".cell.target").first.click()
     # The move is listed once the server has committed it (the bot may answer at once, too).
     await expect(moves_played(page).nth(before)).to_be_attached(timeout=TURN_TIMEOUT_MS)
+
+
+async def assert_in_view(page: Page, *locators: Locator) -> None:
+    """Each locator's element shows whole in the window, the page scrolled as it is now."""
+    viewport = page.viewport_size
+    assert viewport is not None
+    for locator in locators:
+        await expect(locator).to_be_visible()
+        box = await locator.bounding_box()
+        assert box is not None, locator
+        inside = box["y"] >= 0 and box["y"] + box["height"] <= viewport["height"]
+        inside = inside and box["x"] >= 0 and box["x"] + box["width"] <= viewport["width"]
+        window = f"{viewport['width']}x{viewport['height']}"
+        assert inside, f"{locator} at {box} is not all within the {window} window"
 
 
 async def screenshot(page: Page, name: str) -> Path:

@@ -65,6 +65,14 @@ export class BoardView {
     this.#draw();
   }
 
+  /** Width over height of the drawing, for views that size the board to fit the screen. */
+  get aspect() {
+    if (!this.rows || !this.cols) return 1;
+    const width = this.left + this.cols * CELL + EDGE;
+    const height = this.top + this.rows * CELL + EDGE;
+    return width / height;
+  }
+
   get rows() {
     return this.state.grid.length;
   }
