@@ -232,6 +232,10 @@ class Match(msgspec.Struct, frozen=True):
             clocks_ms=self.clocks_ms(now),
             clock_running=self.clock.running if live and self.clock else None,
             connected=list(self.connected),
+            grace_left_ms=[
+                None if since is None else max(0, round((since + self.grace_s - now) * 1000))
+                for since in self.absent_since
+            ],
             draw_offer=self.draw_offer,
             rematch_offer=self.rematch_offer,
             result=self.result,

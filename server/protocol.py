@@ -330,6 +330,8 @@ class MatchState(ServerMessage, tag="match.state", kw_only=True):
     """Both seats' remaining times now; ``null`` when untimed."""
     clock_running: SeatNumber | None
     connected: list[bool]
+    grace_left_ms: list[int | None]
+    """For each absent seat, how long its player has left to come back; ``null`` for one present."""
     draw_offer: SeatNumber | None
     rematch_offer: SeatNumber | None
     result: MatchResult | None

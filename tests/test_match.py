@@ -250,6 +250,16 @@ def test_a_player_gone_past_the_grace_period_loses() -> None:
     assert lost.match.result == result("finished", 0, "seat 1 left and did not come back")
 
 
+def test_the_state_says_how_long_an_absent_player_has_left() -> None:
+    gone = live_match().disconnect(BOB.id, now=10.0).match
+    assert gone.state(log="l", now=25.0, viewer=None).grace_left_ms == [None, 15_000]
+    assert gone.state(log="l", now=45.0, viewer=None).grace_left_ms == [None, 0]
+    back = gone.connect(BOB.id, now=20.0).match
+    assert back.state(log="l", now=20.0, viewer=None).grace_left_ms == [None, None]
+    lost = gone.tick(40.0).match
+    assert lost.state(log="l", now=40.0, viewer=None).grace_left_ms == [None, None], "over: nobody waits"
+
+
 def test_both_players_gone_abandons_the_match_and_an_empty_open_match_is_cancelled() -> None:
     match = live_match().disconnect(ALICE.id, 0.0).match.disconnect(BOB.id, 1.0).match
     assert match.tick(31.0).match.result == result("aborted", None, "both players left")

@@ -487,6 +487,9 @@ async def test_lobby_lists_open_matches_live_on_a_phone(
     first = int(re.search(r"(\d+) s to return", await hopper.inner_text())[1])
     assert 110 <= first <= 120, first
     await expect(hopper).to_contain_text(f"disconnected, {first - 1} s to return")
+    await page.reload()  # the count goes on from match.state's grace_left_ms, not from the start
+    await expect(hopper).to_contain_text(re.compile(r"disconnected, \d+ s to return"))
+    assert int(re.search(r"(\d+) s to return", await hopper.inner_text())[1]) <= first - 1
     await page.get_by_role("button", name="Resign").click()
     await page.get_by_role("button", name="Confirm resigning").click()
     await expect(page.locator(".banner")).to_contain_text("You lost")

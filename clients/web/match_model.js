@@ -31,10 +31,13 @@ export class MatchModel {
       last_move: state.last_move ?? state.moves.at(-1) ?? null,
       engines: [],
       clocksAt: performance.now(),
-      // The state says who is away but not since when: a countdown already running goes on.
-      returnBy: [0, 1].map((seat) =>
-        sameLog && state.connected?.[seat] === false ? (previous.returnBy[seat] ?? null) : null,
-      ),
+      // When an absent player must be back by: the state says how long is left (an older server does
+      // not, and then a countdown already running goes on).
+      returnBy: [0, 1].map((seat) => {
+        const left = state.grace_left_ms?.[seat];
+        if (typeof left === "number") return performance.now() + left;
+        return sameLog && state.connected?.[seat] === false ? (previous.returnBy[seat] ?? null) : null;
+      }),
     };
     this.chat = mergeChat(sameLog ? this.chat : [], state.chat ?? []);
     this.newMatchId = state.rematch_id ?? this.newMatchId;
