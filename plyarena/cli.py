@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from plyarena import commands
+from plyarena.options import CommandError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,6 +36,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
+    except CommandError as error:
+        print(f"plyarena {args.command}: error: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
 

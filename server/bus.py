@@ -77,6 +77,37 @@ def bus_from_url(
     return MqttBus(url, client_id=client_id, status_topic=status_topic)
 
 
+@dataclass(frozen=True, slots=True)
+class BrokerAddress:
+    """Where an ``mqtt://[user:password@]host[:port]`` URL (``mqtts://`` for TLS) points."""
+
+    host: str
+    port: int
+    username: str | None
+    password: str | None
+    tls: bool
+
+    @classmethod
+    def parse(cls, url: str) -> BrokerAddress:
+        """Raise ``ValueError``, naming the URL, unless it is one."""
+        refusal = f"unsupported MQTT URL {url!r}: use mqtt://host:port or mqtts://host:port"
+        parts = urlsplit(url)
+        try:
+            port = parts.port
+        except ValueError:  # not a number, or out of range
+            raise ValueError(refusal) from None
+        if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname:
+            raise ValueError(refusal)
+        tls = parts.scheme == "mqtts"
+        return cls(
+            host=parts.hostname,
+            port=port or (8883 if tls else 1883),
+            username=unquote(parts.username) if parts.username else None,
+            password=unquote(parts.password) if parts.password else None,
+            tls=tls,
+        )
+
+
 # ------------------------------------------------------------------ topics
 
 
@@ -341,20 +372,16 @@ class MqttBus:
         reconnect_delay: tuple[float, float] = (0.5, 15.0),
         connect_wait: float = 5.0,
     ) -> None:
-        parts = urlsplit(url)
-        if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname:
-            raise ValueError(f"unsupported MQTT URL {url!r}: use mqtt://host:port or mqtts://host:port")
+        broker = BrokerAddress.parse(url)
         if status_topic is not None:
             check_topic(status_topic)
         self.url = url
         self.client_id = client_id or f"plyarena-{uuid.uuid4().hex[:12]}"
         self.status_topic = status_topic
         self.stats = MqttStats()
-        self._host = parts.hostname
-        self._port = parts.port or (8883 if parts.scheme == "mqtts" else 1883)
-        self._username = unquote(parts.username) if parts.username else None
-        self._password = unquote(parts.password) if parts.password else None
-        self._tls = ssl.create_default_context() if parts.scheme == "mqtts" else None
+        self._host, self._port = broker.host, broker.port
+        self._username, self._password = broker.username, broker.password
+        self._tls = ssl.create_default_context() if broker.tls else None
         self._keepalive, self._timeout = keepalive, timeout
         self._min_delay, self._max_delay = reconnect_delay
         self._connect_wait = connect_wait

@@ -1,0 +1,124 @@
+"""What the command line accepts, checked before a command starts, and the error of one that cannot.
+
+Each function here is an argparse ``type``: it turns the option's text into its
+value or raises :class:`argparse.ArgumentTypeError`, which argparse prints as
+``plyarena COMMAND: error: argument --port: ...`` with exit status 2. The
+checks are the ones the server, the store and the bus apply themselves, so a
+bad value is refused at once, in one line, rather than as a traceback once
+the server is half started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+
+from websockets.exceptions import InvalidURI
+from websockets.uri import parse_uri
+
+from server.bus import BrokerAddress
+from server.storage.engine import async_url
+
+MAX_PORT = 65_535
+
+
+class CommandError(Exception):
+    """A command cannot go on for a reason its user can fix (a port in use, a database not found).
+
+    :func:`plyarena.cli.main` prints the message alone, as ``plyarena COMMAND: error: ...``, and exits 1.
+    """
+
+
+def _refusing(check: Callable[[str], object]) -> Callable[[str], str]:
+    """An argparse type that keeps the text when ``check`` accepts it, and refuses it with its message."""
+
+    def accept(text: str) -> str:
+        try:
+            check(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+        return text
+
+    return accept
+
+
+def _websocket_url(text: str) -> None:
+    try:
+        parse_uri(text)
+    except (InvalidURI, ValueError):
+        raise ValueError(f"{text!r} is not a WebSocket URL: use ws://host:port/ws or wss://...") from None
+
+
+def _http_url(text: str) -> None:
+    scheme, separator, rest = text.partition("://")
+    if scheme not in ("http", "https") or not separator or not rest.strip("/"):
+        raise ValueError(f"{text!r} is not an http:// or https:// URL")
+
+
+database_url = _refusing(async_url)
+"""A database URL the store can open: SQLite or PostgreSQL."""
+mqtt_url = _refusing(BrokerAddress.parse)
+"""An ``mqtt://`` or ``mqtts://`` broker URL."""
+websocket_url = _refusing(_websocket_url)
+"""A server's WebSocket endpoint, ``ws://`` or ``wss://``."""
+http_url = _refusing(_http_url)
+"""A public ``http://`` or ``https://`` address."""
+
+
+def port(text: str) -> int:
+    """A TCP port, 0 to 65535 (0: any free one)."""
+    value = _integer(text)
+    if not 0 <= value <= MAX_PORT:
+        raise argparse.ArgumentTypeError(f"{value} is not a port: use 0 to {MAX_PORT} (0: any free one)")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """A whole number, 1 or more."""
+    value = _integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is too small: use 1 or more")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """A whole number, 0 or more."""
+    value = _integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative: use 0 or more")
+    return value
+
+
+def finite_float(text: str) -> float:
+    """Any finite number (``nan`` and ``inf`` would never compare as meant)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    """A finite number, 0 or more (a duration, a time budget)."""
+    value = finite_float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is negative: use 0 or more")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A finite number above 0."""
+    value = finite_float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not above 0")
+    return value
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
