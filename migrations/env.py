@@ -13,12 +13,13 @@ Two ways in:
 from __future__ import annotations
 
 import asyncio
+import os
 from logging.config import fileConfig
 
 from alembic import context
 from sqlalchemy.engine import Connection
 
-from server.storage.engine import create_engine, database_url
+from server.storage.engine import DATABASE_URL_ENV, create_engine, database_url
 from server.storage.models import Base
 
 config = context.config
@@ -30,9 +31,9 @@ if config.config_file_name is not None and "connection" not in config.attributes
 
 
 def resolved_url() -> str:
-    return database_url(
-        context.get_x_argument(as_dictionary=True).get("db") or config.get_main_option("sqlalchemy.url")
-    )
+    """``-x db=URL``, then ``$PLYARENA_DB``, then alembic.ini's ``sqlalchemy.url``, then the default."""
+    given = context.get_x_argument(as_dictionary=True).get("db") or os.environ.get(DATABASE_URL_ENV)
+    return database_url(given or config.get_main_option("sqlalchemy.url"))
 
 
 def configure(connection: Connection) -> None:

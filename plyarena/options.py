@@ -18,9 +18,8 @@ from websockets.exceptions import InvalidURI
 from websockets.uri import parse_uri
 
 from server.bus import BrokerAddress
+from server.config import MAX_PORT
 from server.storage.engine import async_url
-
-MAX_PORT = 65_535
 
 
 class CommandError(Exception):
@@ -30,7 +29,7 @@ class CommandError(Exception):
     """
 
 
-def _refusing(check: Callable[[str], object]) -> Callable[[str], str]:
+def checked_by(check: Callable[[str], object]) -> Callable[[str], str]:
     """An argparse type that keeps the text when ``check`` accepts it, and refuses it with its message."""
 
     def accept(text: str) -> str:
@@ -56,13 +55,13 @@ def _http_url(text: str) -> None:
         raise ValueError(f"{text!r} is not an http:// or https:// URL")
 
 
-database_url = _refusing(async_url)
+database_url = checked_by(async_url)
 """A database URL the store can open: SQLite or PostgreSQL."""
-mqtt_url = _refusing(BrokerAddress.parse)
+mqtt_url = checked_by(BrokerAddress.parse)
 """An ``mqtt://`` or ``mqtts://`` broker URL."""
-websocket_url = _refusing(_websocket_url)
+websocket_url = checked_by(_websocket_url)
 """A server's WebSocket endpoint, ``ws://`` or ``wss://``."""
-http_url = _refusing(_http_url)
+http_url = checked_by(_http_url)
 """A public ``http://`` or ``https://`` address."""
 
 

@@ -35,7 +35,7 @@ from server.bus import EventBus, bus_from_url
 from server.clock import TimeControl, describe
 from server.config import ServerConfig
 from server.connection import Connection, TokenBucket
-from server.errors import ErrorCode, ProtocolError
+from server.errors import ErrorCode, ProtocolError, ServerStartError
 from server.http import HttpFront
 from server.live import Intent, MatchHost, new_id, player_info, storage_failure
 from server.lobby import TOPIC_ROOT, Lobby
@@ -43,7 +43,7 @@ from server.match import Match
 from server.metrics import Metrics, measure_loop_lag
 from server.outbox import Outbox
 from server.protocol import Request, UndecodableRequest
-from server.storage import StorageError, Store
+from server.storage import DatabaseOpenError, StorageError, Store
 from server.storage.engine import database_url
 from server.text import clean_name, clean_text
 
@@ -377,8 +377,15 @@ def _intent(request: Request, player_id: str) -> Intent:
 
 @contextlib.asynccontextmanager
 async def running_server(config: ServerConfig, **server_options: Any) -> AsyncIterator[Server]:
-    """Open the store and the bus, start a :class:`Server`, and close all three on exit."""
-    store = await Store.open(database_url(config.db_url), migrate=True)
+    """Open the store and the bus, start a :class:`Server`, and close all three on exit.
+
+    Raises :class:`ServerStartError` when the database cannot be opened or the port listened on.
+    """
+    url = database_url(config.db_url)
+    try:
+        store = await Store.open(url, migrate=True)
+    except DatabaseOpenError as error:
+        raise ServerStartError(str(error)) from error
     try:
         bus = bus_from_url(
             config.mqtt_url,
@@ -388,7 +395,12 @@ async def running_server(config: ServerConfig, **server_options: Any) -> AsyncIt
         await bus.start()
         try:
             server = Server(config, store, bus, **server_options)
-            await server.start()
+            try:
+                await server.start()
+            except OSError as error:
+                await server.close()
+                where = f"{config.host}:{config.port}"
+                raise ServerStartError(f"cannot listen on {where}: {error.strerror or error}") from error
             try:
                 yield server
             finally:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
+MAX_PORT = 65_535
 WEB_CLIENT_DIR = Path(__file__).resolve().parent.parent / "clients" / "web"
 
 
@@ -49,6 +50,10 @@ class ServerConfig:
     finished_ttl_s: float = 600.0
     """How long a finished match stays in memory (for rematches and late watchers)."""
     static_dir: Path = WEB_CLIENT_DIR
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.port <= MAX_PORT:  # (uvloop would quietly listen on the port modulo 65536)
+            raise ValueError(f"port {self.port} is not one: use 0 to {MAX_PORT} (0: any free one)")
 
     @property
     def http_url(self) -> str:

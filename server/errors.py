@@ -59,3 +59,10 @@ class ProtocolError(Exception):
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+
+
+class ServerStartError(Exception):
+    """The server could not start: its database cannot be opened, or its port cannot be listened on.
+
+    The message says which and why, in words an operator can act on (and with no password in it).
+    """

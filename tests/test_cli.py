@@ -1,12 +1,15 @@
-"""The ``plyarena`` command line: every command's help renders."""
+"""The ``plyarena`` command line: every command's help renders, and bad input is refused in one line."""
 
 from __future__ import annotations
 
 import argparse
+import socket
+from pathlib import Path
 
 import pytest
 
 from plyarena.cli import build_parser, main
+from server.config import ServerConfig
 
 
 def _parsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -42,3 +45,72 @@ def test_top_level_help_lists_every_command(capsys: pytest.CaptureFixture[str]) 
     for prog in PARSERS:
         if prog.count(" ") == 1:
             assert prog.split()[1] in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "refusal"),
+    [
+        (["serve", "--port", "70000"], "argument --port: 70000 is not a port"),
+        (["serve", "--db", "nonsense"], "argument --db: malformed database URL 'nonsense'"),
+        (["serve", "--db", "mysql://db/arena"], "argument --db: unsupported database URL"),
+        (["serve", "--mqtt", "nonsense"], "argument --mqtt: unsupported MQTT URL 'nonsense'"),
+        (["serve", "--public-url", "nonsense"], "argument --public-url: 'nonsense' is not an http"),
+        (["serve", "--grace", "nan"], "argument --grace: 'nan' is not a finite number"),
+        (["run", "--port", "-1"], "argument --port: -1 is not a port"),
+        (["run", "--workers", "0"], "argument --workers: 0 is too small"),
+        (["run", "--levels", "chess:1"], "argument --levels: --levels item 'chess:1': unknown game 'chess'"),
+        (["bots", "--max-games", "0"], "argument --max-games: 0 is too small"),
+        (["bots", "--public-level", "9"], "argument --public-level: 9 is not a level"),
+        (
+            ["bots", "--server", "http://127.0.0.1:8765/ws"],
+            "argument --server: 'http://127.0.0.1:8765/ws' is not",
+        ),
+        (["bots", "--mqtt", "mqtt://broker:99999"], "argument --mqtt: unsupported MQTT URL"),
+    ],
+)
+def test_bad_options_are_refused_in_one_line_before_anything_starts(
+    argv: list[str], refusal: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"plyarena {argv[0]}: error: {refusal}" in err and "Traceback" not in err
+
+
+def test_a_bad_setting_in_the_environment_stops_serve_before_it_starts(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PLYARENA_EVENT_LOOP", "fastest")
+    assert main(["serve", "--port", "0"]) == 1
+    assert capsys.readouterr().err == (
+        "plyarena serve: error: PLYARENA_EVENT_LOOP='fastest': expected one of uvloop, asyncio\n"
+    )
+
+
+def test_a_database_that_cannot_be_opened_is_said_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "missing" / "arena.sqlite3"
+    assert main(["serve", "--port", "0", "--db", f"sqlite+aiosqlite:///{missing}"]) == 1
+    assert capsys.readouterr().err == (
+        f"plyarena serve: error: cannot open the database sqlite+aiosqlite:///{missing}: "
+        "unable to open database file\n"
+    )
+
+
+def test_a_port_in_use_is_said_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        database = f"sqlite+aiosqlite:///{tmp_path / 'arena.sqlite3'}"
+        assert main(["serve", "--port", str(port), "--db", database]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"plyarena serve: error: cannot listen on 127.0.0.1:{port}: ")
+    assert "address already in use" in err and err.count("\n") == 1
+
+
+def test_a_server_config_refuses_a_port_out_of_range() -> None:
+    with pytest.raises(ValueError, match="port 70000 is not one"):
+        ServerConfig(port=70_000)

@@ -107,6 +107,18 @@ async def test_the_command_line_upgrades_and_downgrades(empty_database_url: str)
     assert await inspect_tables(empty_database_url) == {"alembic_version"}
 
 
+async def test_the_environment_variable_outranks_alembic_ini(empty_database_url: str, tmp_path: Path) -> None:
+    """As alembic.ini and docs/storage.md say: ``$PLYARENA_DB`` before the ini file's ``sqlalchemy.url``."""
+    ini_database = tmp_path / "from-ini.sqlite3"
+    ini = (PROJECT_ROOT / "alembic.ini").read_text()
+    ini = ini.replace("%(here)s/migrations", str(PROJECT_ROOT / "migrations"))
+    ini = ini.replace("[alembic]\n", f"[alembic]\nsqlalchemy.url = sqlite+aiosqlite:///{ini_database}\n", 1)
+    (tmp_path / "alembic.ini").write_text(ini)
+    alembic("-c", str(tmp_path / "alembic.ini"), "upgrade", "head", env={"PLYARENA_DB": empty_database_url})
+    assert await inspect_tables(empty_database_url) == {*TABLES, "alembic_version"}
+    assert not ini_database.exists()
+
+
 STORED_BEFORE_THE_NAME_RULES = {
     # player id: (name as stored, name after the migration)
     "a1" * 16: ("Ada", "Ada"),

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import logging
-import signal
 
 from bots.fleet import Fleet, FleetConfig, parse_levels
+from bots.levels import LEVEL_COUNT
 from bots.pool import SearchPool
+from plyarena import options
+from plyarena.commands.serve import stop_on_signals
 from server import eventloop
 
 HELP = "run a bot fleet: seat bots in lobbies that ask for one, or where a person waits alone"
@@ -21,49 +21,68 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--server",
         action="append",
+        type=options.websocket_url,
         metavar="URL",
         help=f"WebSocket URL of a server whose lobby to follow (repeatable; default {DEFAULT_SERVER} "
         "unless --mqtt is given)",
     )
     parser.add_argument(
-        "--mqtt", metavar="URL", help="follow the lobby topics on this broker (mqtt://host:port) instead"
+        "--mqtt",
+        type=options.mqtt_url,
+        metavar="URL",
+        help="follow the lobby topics of every server on this broker (mqtt://host:port) and offer bots "
+        "there; with --server as well, or instead of it",
     )
 
 
 def add_fleet_options(parser: argparse.ArgumentParser) -> None:
     """The options of a fleet, shared with ``plyarena run``."""
-    parser.add_argument("--workers", type=int, metavar="N", help="search processes (default: one per core)")
     parser.add_argument(
-        "--max-games", type=int, default=8, metavar="M", help="games played at once, at most (default 8)"
+        "--workers", type=options.positive_int, metavar="N", help="search processes (default: one per core)"
+    )
+    parser.add_argument(
+        "--max-games",
+        type=options.positive_int,
+        default=8,
+        metavar="M",
+        help="games played at once, at most (default 8)",
     )
     parser.add_argument(
         "--levels",
+        type=_levels,
         metavar="SPEC",
         help="levels offered, e.g. 1-8 (every game) or connect4:1-5,othello:3 (default: all of every game)",
     )
     parser.add_argument(
         "--idle-wait",
-        type=float,
+        type=options.finite_float,
         default=30.0,
         metavar="S",
         help="seconds a person waits alone in a public match before a bot joins (default 30; <0: never)",
     )
     parser.add_argument(
         "--public-level",
-        type=int,
+        type=_level,
         default=3,
         metavar="N",
         help="level of the bot that joins a public match nobody joined (default 3)",
     )
 
 
+_levels = options.checked_by(parse_levels)
+"""A ``--levels`` spec that :func:`parse_levels` accepts."""
+
+
+def _level(text: str) -> int:
+    level = options.positive_int(text)
+    if level > LEVEL_COUNT:
+        raise argparse.ArgumentTypeError(f"{level} is not a level: levels run from 1 to {LEVEL_COUNT}")
+    return level
+
+
 def fleet_config(args: argparse.Namespace) -> FleetConfig:
-    try:
-        levels = parse_levels(args.levels)
-    except ValueError as error:
-        raise SystemExit(f"plyarena: {error}") from None
     return FleetConfig(
-        levels=levels,
+        levels=parse_levels(args.levels),
         max_games=args.max_games,
         idle_wait_s=None if args.idle_wait < 0 else args.idle_wait,
         public_level=args.public_level,
@@ -81,11 +100,7 @@ async def run_fleet(
     config: FleetConfig, servers: list[str], mqtt_url: str | None, workers: int | None
 ) -> int:
     """Run a fleet until SIGINT or SIGTERM."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(signum, stop.set)
+    stop = stop_on_signals()
     async with SearchPool(workers) as pool:
         await pool.warm_up()
         fleet = Fleet(pool, config)
@@ -103,6 +118,8 @@ async def run_fleet(
 
 
 def _ranges(levels: tuple[int, ...]) -> str:
+    if len(levels) == 1:
+        return f"L{levels[0]}"
     if levels == tuple(range(levels[0], levels[-1] + 1)):
         return f"L{levels[0]}-{levels[-1]}"
     return ",".join(f"L{level}" for level in levels)

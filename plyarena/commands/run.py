@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import logging
-import signal
 
 from bots.fleet import Fleet
 from bots.pool import SearchPool
+from plyarena import options
 from plyarena.commands.bots import add_fleet_options, fleet_config
+from plyarena.commands.serve import prepare_server_process, started_server, stop_on_signals
 from server import eventloop
-from server.app import running_server
 from server.config import DEFAULT_HOST, DEFAULT_PORT, ServerConfig
 
 HELP = "start Ply Arena with its defaults (SQLite in the working directory) and a bot fleet; print the URL"
@@ -29,29 +27,31 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--host", default=DEFAULT_HOST, help=f"interface to listen on (default {DEFAULT_HOST})"
     )
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    parser.add_argument(
+        "--port", type=options.port, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})"
+    )
     parser.add_argument("--no-bots", action="store_true", help="start the server alone, without a bot fleet")
     add_fleet_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("websockets").setLevel(logging.WARNING)
+    prepare_server_process()
     config = ServerConfig(host=args.host, port=args.port, instance_id=f"arena-{args.port}")
-    return eventloop.run(run_arena(config, None if args.no_bots else args))
+    return eventloop.run(run_arena(config, None if args.no_bots else args, tune_gc=True))
 
 
 async def run_arena(
-    config: ServerConfig, fleet_args: argparse.Namespace | None, stop: asyncio.Event | None = None
+    config: ServerConfig,
+    fleet_args: argparse.Namespace | None,
+    stop: asyncio.Event | None = None,
+    *,
+    tune_gc: bool = False,
 ) -> int:
-    """Serve (with a fleet unless ``fleet_args`` is ``None``) until ``stop`` is set, or SIGINT or SIGTERM."""
+    """Serve (with a fleet unless ``fleet_args`` is ``None``) until ``stop`` is set, or SIGINT or SIGTERM;
+    ``tune_gc`` as :func:`~plyarena.commands.serve.started_server`'s."""
     if stop is None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError):
-                loop.add_signal_handler(signum, stop.set)
-    async with running_server(config) as server:
+        stop = stop_on_signals()
+    async with started_server(config, tune_gc=tune_gc) as server:
         print(f"Ply Arena is running at {server.http_url}/", flush=True)
         print(f"  WebSocket endpoint {server.ws_url} (instance {server.config.instance_id})", flush=True)
         if fleet_args is None:

@@ -7,11 +7,14 @@ import asyncio
 import contextlib
 import logging
 import signal
-import sys
+from collections.abc import AsyncIterator
 
+from plyarena import options
+from plyarena.options import CommandError
 from server import eventloop
-from server.app import running_server
+from server.app import Server, running_server
 from server.config import DEFAULT_HOST, DEFAULT_PORT, ServerConfig, new_instance_id
+from server.errors import ServerStartError
 from server.limits import gc_thresholds, raise_open_files_limit, tune_garbage_collector
 from server.storage.engine import DEFAULT_DATABASE_URL
 
@@ -23,21 +26,32 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--host", default=DEFAULT_HOST, help=f"interface to listen on (default {DEFAULT_HOST})"
     )
     parser.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: any)"
+        "--port", type=options.port, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: any)"
     )
     parser.add_argument(
-        "--db", metavar="URL", help=f"database URL (default $PLYARENA_DB, else {DEFAULT_DATABASE_URL})"
+        "--db",
+        type=options.database_url,
+        metavar="URL",
+        help=f"database URL (default $PLYARENA_DB, else {DEFAULT_DATABASE_URL})",
     )
     parser.add_argument(
-        "--mqtt", metavar="URL", help="MQTT broker, e.g. mqtt://127.0.0.1:1883 (default: none)"
+        "--mqtt",
+        type=options.mqtt_url,
+        metavar="URL",
+        help="MQTT broker, e.g. mqtt://127.0.0.1:1883 (default: none)",
     )
     parser.add_argument(
         "--instance-id", help="name of this instance; keep it across restarts to restore its matches"
     )
-    parser.add_argument("--public-url", metavar="URL", help="how clients reach this instance (http[s]://...)")
+    parser.add_argument(
+        "--public-url",
+        type=options.http_url,
+        metavar="URL",
+        help="how clients reach this instance (http[s]://...)",
+    )
     parser.add_argument(
         "--grace",
-        type=float,
+        type=options.non_negative_float,
         default=60.0,
         metavar="SECONDS",
         help="how long a player may be away (default 60)",
@@ -69,27 +83,53 @@ def _default_instance_id(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    prepare_server_process()
+    return eventloop.run(serve_until_stopped(config_from(args)))
+
+
+def prepare_server_process() -> None:
+    """What a process that serves needs before it starts: logging, descriptors, and its settings from
+    the environment checked, so that a bad one stops it here, in one line, not once serving."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("websockets").setLevel(logging.WARNING)
     raise_open_files_limit()  # one descriptor per connection
     try:
-        gc_thresholds()  # a bad $PLYARENA_GC_THRESHOLDS stops us here, not once serving
+        gc_thresholds()
+        eventloop.loop_factory()
     except ValueError as error:
-        print(f"plyarena serve: {error}", file=sys.stderr)
-        return 2
-    return eventloop.run(serve_until_stopped(config_from(args)))
+        raise CommandError(str(error)) from None
 
 
-async def serve_until_stopped(config: ServerConfig, banner: str = "Ply Arena is serving at {url}") -> int:
-    """Serve until SIGINT or SIGTERM, printing where; then shut down cleanly."""
+def stop_on_signals() -> asyncio.Event:
+    """An event set by SIGINT or SIGTERM: a clean shutdown instead of a traceback."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(signum, stop.set)
-    async with running_server(config) as server:
-        tune_garbage_collector()  # (for this process's lifetime; see server/limits.py)
-        print(banner.format(url=f"{server.http_url}/"), flush=True)
+    return stop
+
+
+@contextlib.asynccontextmanager
+async def started_server(config: ServerConfig, *, tune_gc: bool) -> AsyncIterator[Server]:
+    """:func:`running_server`, its start-up failures (a port in use, a database not found) told in one
+    line; with ``tune_gc``, the process's garbage collector tuned once it has started (see
+    server/limits.py: for a server's own process, not a test's)."""
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            server = await stack.enter_async_context(running_server(config))
+        except ServerStartError as error:
+            raise CommandError(str(error)) from None
+        if tune_gc:
+            tune_garbage_collector()
+        yield server
+
+
+async def serve_until_stopped(config: ServerConfig) -> int:
+    """Serve until SIGINT or SIGTERM, printing where; then shut down cleanly."""
+    stop = stop_on_signals()
+    async with started_server(config, tune_gc=True) as server:
+        print(f"Ply Arena is serving at {server.http_url}/", flush=True)
         print(f"  WebSocket endpoint {server.ws_url} (instance {server.config.instance_id})", flush=True)
         await stop.wait()
     return 0

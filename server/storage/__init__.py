@@ -6,6 +6,7 @@ rows and sessions never leave this package.
 
 from server.storage.errors import (
     ConflictError,
+    DatabaseOpenError,
     DatabaseUnavailableError,
     DuplicateMoveError,
     NotFoundError,
@@ -24,6 +25,7 @@ __all__ = [
     "MAX_LIST_LIMIT",
     "UNFINISHED_STATUSES",
     "ConflictError",
+    "DatabaseOpenError",
     "DatabaseUnavailableError",
     "DuplicateMoveError",
     "EngineInfo",

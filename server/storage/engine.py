@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
@@ -47,6 +47,24 @@ def async_url(url: str) -> URL:
         supported = ", ".join(sorted(SUPPORTED_DRIVERS))
         raise ValueError(f"unsupported database URL {url!r}: use one of {supported}")
     return parsed.set(drivername=drivername)
+
+
+def safe_url(url: str) -> str:
+    """``url`` as it may be shown or logged: with its password masked."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return repr(url)  # not a URL, so no password to find in it
+
+
+def failure_reason(error: BaseException) -> str:
+    """Why opening a database (or a socket) failed, in the driver's own words, without SQLAlchemy's
+    wrapping (the statement, a link to its documentation)."""
+    if isinstance(error, DBAPIError) and error.orig is not None:
+        error = error.orig
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
 
 
 def create_engine(url: str, *, pooled: bool = True) -> AsyncEngine:

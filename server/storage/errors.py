@@ -45,3 +45,9 @@ class SeatTakenError(ConflictError):
 
 class NotFoundError(StorageError, LookupError):
     """A write that names a match or player the database does not have."""
+
+
+class DatabaseOpenError(Exception):
+    """The database cannot be opened or brought to the current schema (not found, refused, not a
+    database). Not a :class:`StorageError`: no write was attempted. The message says why, with no
+    password in it."""

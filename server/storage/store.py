@@ -58,7 +58,7 @@ from datetime import UTC, datetime
 from typing import Any, Self
 
 from sqlalchemy import Select, select, text, tuple_
-from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
+from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, async_sessionmaker
 from sqlalchemy.orm import selectinload
 from sqlalchemy.sql.dml import Update
@@ -78,9 +78,10 @@ from server.storage.batches import (
     batch_rows,
     move_row,
 )
-from server.storage.engine import configure_sqlite_connection, create_engine
+from server.storage.engine import configure_sqlite_connection, create_engine, failure_reason, safe_url
 from server.storage.errors import (
     ConflictError,
+    DatabaseOpenError,
     DatabaseUnavailableError,
     DuplicateMoveError,
     NotFoundError,
@@ -156,11 +157,22 @@ class Store:
 
     @classmethod
     async def open(cls, url: str, *, migrate: bool = True, max_batch: int = DEFAULT_MAX_BATCH) -> Store:
-        """Connect to ``url`` (SQLite or PostgreSQL) and, with ``migrate``, upgrade its schema to head."""
-        engine = create_engine(url)
+        """Connect to ``url`` (SQLite or PostgreSQL) and, with ``migrate``, upgrade its schema to head.
+
+        Raises :class:`DatabaseOpenError` when the URL is not one, or the database cannot be reached,
+        opened or migrated.
+        """
+        try:
+            engine = create_engine(url)
+        except ValueError as error:
+            raise DatabaseOpenError(str(error)) from error
         try:
             if migrate:
                 await upgrade_to_head(engine)
+        except (OSError, SQLAlchemyError) as error:
+            await engine.dispose()
+            reason = failure_reason(error)
+            raise DatabaseOpenError(f"cannot open the database {safe_url(url)}: {reason}") from error
         except BaseException:
             await engine.dispose()
             raise
