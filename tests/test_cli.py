@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -88,14 +90,25 @@ def test_a_bad_setting_in_the_environment_stops_serve_before_it_starts(
     )
 
 
-def test_a_database_that_cannot_be_opened_is_said_in_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    missing = tmp_path / "missing" / "arena.sqlite3"
-    assert main(["serve", "--port", "0", "--db", f"sqlite+aiosqlite:///{missing}"]) == 1
-    assert capsys.readouterr().err == (
-        f"plyarena serve: error: cannot open the database sqlite+aiosqlite:///{missing}: "
-        "unable to open database file\n"
+@pytest.mark.parametrize("problem", ["missing directory", "not a database"])
+def test_a_database_that_cannot_be_opened_is_said_in_one_line(tmp_path: Path, problem: str) -> None:
+    """In a process of its own: the whole of what it prints, threads' last words included."""
+    if problem == "missing directory":
+        path, reason = tmp_path / "missing" / "arena.sqlite3", "unable to open database file"
+    else:
+        path, reason = tmp_path / "notes.txt", "file is not a database"
+        path.write_text("not a database at all, but long enough to have a header's worth of bytes " * 4)
+    done = subprocess.run(
+        [sys.executable, "-m", "plyarena", "serve", "--port", "0", "--db", f"sqlite+aiosqlite:///{path}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert (
+        done.stderr
+        == f"plyarena serve: error: cannot open the database sqlite+aiosqlite:///{path}: {reason}\n"
     )
 
 

@@ -49,6 +49,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sqlite3
 import uuid
 from collections import deque
 from collections.abc import AsyncIterator
@@ -167,9 +168,10 @@ class Store:
         except ValueError as error:
             raise DatabaseOpenError(str(error)) from error
         try:
+            _open_sqlite_file(engine)
             if migrate:
                 await upgrade_to_head(engine)
-        except (OSError, SQLAlchemyError) as error:
+        except (OSError, sqlite3.Error, SQLAlchemyError) as error:
             await engine.dispose()
             reason = failure_reason(error)
             raise DatabaseOpenError(f"cannot open the database {safe_url(url)}: {reason}") from error
@@ -484,12 +486,28 @@ class Store:
 # --------------------------------------------------------------------- helpers
 
 
-def _sqlite_batches(engine: AsyncEngine) -> SqliteBatches | None:
-    """The event loop's own connection for batches, for an SQLite file (see :mod:`server.storage.batches`)."""
+def _sqlite_path(engine: AsyncEngine) -> str | None:
+    """The file of an SQLite database given by its path; ``None`` for others (and in-memory ones)."""
     path = engine.url.database
     if engine.dialect.name != "sqlite" or not path or path == ":memory:" or path.startswith("file:"):
         return None
-    return SqliteBatches(path, engine.dialect, configure_sqlite_connection)
+    return path
+
+
+def _sqlite_batches(engine: AsyncEngine) -> SqliteBatches | None:
+    """The event loop's own connection for batches, for an SQLite file (see :mod:`server.storage.batches`)."""
+    path = _sqlite_path(engine)
+    return None if path is None else SqliteBatches(path, engine.dialect, configure_sqlite_connection)
+
+
+def _open_sqlite_file(engine: AsyncEngine) -> None:
+    """Open an SQLite file once, directly, so that one that cannot be opened (a missing directory, a
+    file that is not a database) fails here. Failing first in aiosqlite's thread, it would also print
+    that thread's traceback once the event loop has gone."""
+    path = _sqlite_path(engine)
+    if path is not None:
+        with contextlib.closing(sqlite3.connect(path)) as connection:
+            connection.execute("PRAGMA schema_version")  # reads the header: "file is not a database"
 
 
 def _finish_part(match_id: str, finish: MatchFinish) -> Part:
