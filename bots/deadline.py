@@ -24,8 +24,8 @@ class Deadline:
     __slots__ = ("budget_ms", "end", "start")
 
     def __init__(self, budget_ms: float | None) -> None:
-        if budget_ms is not None and budget_ms < 0:
-            raise ValueError(f"time budget must be >= 0 ms, got {budget_ms}")
+        if budget_ms is not None and not budget_ms >= 0:  # written so that nan, never >= 0, is refused too
+            raise ValueError(f"time budget must be a number >= 0 ms, got {budget_ms}")
         self.budget_ms = budget_ms
         self.start = time.perf_counter()
         self.end = None if budget_ms is None else self.start + budget_ms / 1000

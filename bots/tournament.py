@@ -27,6 +27,7 @@ import multiprocessing
 import os
 import random
 import signal
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from itertools import combinations
@@ -181,6 +182,8 @@ def schedule(
     plies = DEFAULT_OPENING_PLIES.get(game, 2) if opening_plies is None else opening_plies
     if plies < 0:
         raise ValueError(f"opening plies must be 0 or more, got {plies}")
+    if time_ms is not None and time_ms < 1:  # else every game fails in its worker, one by one
+        raise ValueError(f"a move's time budget must be at least 1 ms, got {time_ms}")
     rng = random.Random(seed)
     specs = []
     for index, (low, high) in enumerate(pairings(levels, span, involving)):
@@ -283,12 +286,16 @@ def write_record(stream: TextIO, record: GameRecord) -> None:
 def read_records(path: Path) -> list[GameRecord]:
     """The games of a results file (gzipped if it ends in ``.gz``, as the shipped ones are).
 
-    Raises ``ValueError`` naming the file and line of a bad record.
+    Raises ``ValueError`` naming the file, and the line of a bad record.
     """
     data = path.read_bytes()
-    if path.suffix == ".gz":
-        data = gzip.decompress(data)
-    return list(_read_lines(path, data.decode("utf-8").splitlines()))
+    try:
+        text = (gzip.decompress(data) if path.suffix == ".gz" else data).decode("utf-8")
+    except (OSError, EOFError, zlib.error):  # gzip's ways of saying the file is not gzip, or is cut short
+        raise ValueError(f"{path}: not a whole gzip file") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text, so not a results file") from None
+    return list(_read_lines(path, text.splitlines()))
 
 
 def _read_lines(path: Path, lines: Iterable[str]) -> Iterator[GameRecord]:

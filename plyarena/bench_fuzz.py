@@ -39,6 +39,7 @@ from typing import Any
 from bots.benchmark import machine_description
 from server.app import running_server
 from server.config import ServerConfig
+from server.errors import ServerStartError
 from server.storage.engine import create_engine
 
 TESTS_DIR = Path(__file__).resolve().parents[1] / "tests"
@@ -114,7 +115,7 @@ def find_fuzzer() -> None:
 
 
 def _serve(config: ServerConfig) -> None:
-    """The child process: serve until SIGTERM."""
+    """The child process: serve until SIGTERM; a server that cannot start says why in one line."""
 
     async def serve() -> None:
         stop = asyncio.Event()
@@ -122,7 +123,11 @@ def _serve(config: ServerConfig) -> None:
         async with running_server(config):
             await stop.wait()
 
-    asyncio.run(serve())
+    try:
+        asyncio.run(serve())
+    except ServerStartError as error:
+        print(f"the fuzzed server: {error}", file=sys.stderr, flush=True)
+        sys.exit(1)
 
 
 def _free_port() -> int:
@@ -138,7 +143,10 @@ def _http_text(url: str) -> str:
 
 @contextlib.asynccontextmanager
 async def server_process(db_url: str) -> AsyncIterator[tuple[BaseProcess, ServerConfig]]:
-    """A server in a child process with rate limits lifted; yields the process and its config."""
+    """A server in a child process with rate limits lifted; yields the process and its config.
+
+    Raises :class:`ServerStartError` when it does not answer; the child has said why on stderr.
+    """
     config = ServerConfig(
         port=_free_port(), db_url=db_url, instance_id="bench-fuzz", rate_per_s=1e9, rate_burst=10**9
     )
@@ -152,7 +160,7 @@ async def server_process(db_url: str) -> AsyncIterator[tuple[BaseProcess, Server
                 break
             except OSError:
                 if not process.is_alive() or time.monotonic() > deadline:
-                    raise RuntimeError("the fuzzed server did not start") from None
+                    raise ServerStartError("the fuzzed server did not start") from None
                 await asyncio.sleep(0.1)
         yield process, config
     finally:

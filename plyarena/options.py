@@ -13,11 +13,14 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
+from pathlib import Path
 
 from websockets.exceptions import InvalidURI
 from websockets.uri import parse_uri
 
+from games import IllegalMoveError, Position, get_game
 from server.bus import BrokerAddress
+from server.clock import TimeControl
 from server.config import MAX_PORT
 from server.storage.engine import async_url
 
@@ -63,6 +66,8 @@ websocket_url = checked_by(_websocket_url)
 """A server's WebSocket endpoint, ``ws://`` or ``wss://``."""
 http_url = checked_by(_http_url)
 """A public ``http://`` or ``https://`` address."""
+time_control = checked_by(TimeControl.parse)
+"""A match's time control as the server reads it: ``5+3``, ``0:30+1`` or ``untimed``."""
 
 
 def port(text: str) -> int:
@@ -121,3 +126,42 @@ def _integer(text: str) -> int:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+
+
+def moves_of(game: str, text: str) -> list[str]:
+    """The moves in ``text``, space-separated notation; for Connect Four a digit string like ``4453``
+    is also a move per digit, as Pons' test sets write games."""
+    tokens = text.split()
+    if game == "connect4" and len(tokens) == 1 and tokens[0].isdigit():
+        return list(tokens[0])
+    return tokens
+
+
+def position_after(game: str, moves: str) -> Position:
+    """The position ``--moves`` reaches in ``game``; :class:`CommandError` naming the first bad move.
+
+    Checked in the command, not by argparse, because the moves mean something only in their game.
+    """
+    try:
+        return get_game(game).replay(moves_of(game, moves))
+    except IllegalMoveError as error:
+        raise CommandError(f"cannot replay --moves: {error}") from None
+
+
+def check_writable(path: Path) -> None:
+    """Raise :class:`CommandError` unless ``path`` can be written, before the work that ends in writing it.
+
+    Opening the file for appending is the one test that answers for every reason (a missing directory,
+    a directory in the way, permissions, a read-only file system); a file that did not exist is removed
+    again, and one that did is left as it was.
+    """
+    if path.is_dir():
+        raise CommandError(f"cannot write {path}: it is a directory")
+    existed = path.exists()
+    try:
+        with path.open("a"):
+            pass
+    except OSError as error:
+        raise CommandError(f"cannot write {path}: {error.strerror or error}") from None
+    if not existed:
+        path.unlink(missing_ok=True)

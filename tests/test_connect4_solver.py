@@ -209,7 +209,7 @@ def test_solve_command_names_the_malformed_line(
     text: str, message: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO(text))
-    assert main(["solve", "connect4", "--check"]) == 2
+    assert main(["solve", "connect4", "--check"]) == 1
     captured = capsys.readouterr()
     assert message in captured.err
     assert captured.out == ""  # nothing is solved when any line is malformed

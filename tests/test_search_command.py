@@ -62,6 +62,6 @@ def test_connect_four_takes_pons_digit_strings(capsys: Capture) -> None:
     ],
 )
 def test_bad_requests_fail_with_a_message(capsys: Capture, args: list[str], message: str) -> None:
-    assert main(["search", *args]) == 2
+    assert main(["search", *args]) == 1
     captured = capsys.readouterr()
     assert captured.out == "" and message in captured.err

@@ -103,12 +103,14 @@ def test_a_bad_results_line_is_named(tmp_path: Path, capsys: pytest.CaptureFixtu
         stream.write('{"game": "tictactoe"}\n')
     with pytest.raises(ValueError, match=r"bad\.jsonl, line 2: not a game record"):
         read_records(results)
-    assert main(["ratings", str(results)]) == 2
+    assert main(["ratings", str(results)]) == 1
     assert "line 2" in capsys.readouterr().err
 
 
 def test_bad_tournament_options_are_named(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["tournament", "--game", "tictactoe", "--levels", "1-9"]) == 2
+    assert main(["tournament", "--game", "tictactoe", "--levels", "1-9"]) == 1
     assert "'1-9' is outside 1-8" in capsys.readouterr().err
-    assert main(["tournament", "--game", "tictactoe", "--games-per-pair", "0"]) == 2
-    assert "games per pair must be at least 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        main(["tournament", "--game", "tictactoe", "--games-per-pair", "0"])
+    assert exit_.value.code == 2
+    assert "argument --games-per-pair: 0 is too small" in capsys.readouterr().err

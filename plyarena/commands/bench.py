@@ -30,9 +30,11 @@ from bots.benchmark import (
     report_tables,
     run_engine_benchmark,
 )
+from bots.levels import LEVEL_COUNT
 from bots.loadgen import report as server_report
 from bots.loadgen.run import MODES as SERVER_MODES
 from bots.loadgen.run import ServerBenchPlan, run_server_benchmark
+from games import GAMES
 from plyarena.bench_bots import BotsPlan, run_bots_benchmark
 from plyarena.bench_bots import render_markdown as render_bots_markdown
 from plyarena.bench_fuzz import FuzzerMissingError, FuzzPlan, run_fuzz_benchmark
@@ -44,10 +46,21 @@ from plyarena.bench_moves import MovesPlan, run_moves_benchmark
 from plyarena.bench_moves import render_markdown as render_moves_markdown
 from plyarena.bench_store import StorePlan, run_store_benchmark
 from plyarena.bench_store import render_markdown as render_store_markdown
+from plyarena.options import (
+    CommandError,
+    check_writable,
+    database_url,
+    positive_float,
+    positive_int,
+    time_control,
+)
+from server.errors import ServerStartError
 from server.limits import parse_gc_thresholds
 
 HELP = "measure a part of Ply Arena (the engine, bots, the server, the store...) and write docs/benchmarks.md"
-DEFAULT_OUTPUT = Path("docs/benchmarks.md")
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_OUTPUT = PROJECT_ROOT / "docs" / "benchmarks.md"
+"""The repository's benchmarks file, wherever the command runs from (``docs/performance.md`` reads it)."""
 FILE_HEADER = "# Benchmarks\n\nWritten by `plyarena bench MODE`; each mode rewrites only its own section.\n"
 
 
@@ -63,7 +76,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     for name, mode in MODES.items():
         sub = modes.add_parser(name, help=mode.help, description=mode.help)
         mode.configure(sub)
-        sub.set_defaults(run_mode=mode.run)
+        sub.set_defaults(run_mode=mode.run, command=f"bench {name}")  # errors say "plyarena bench MODE: ..."
 
 
 def run(args: argparse.Namespace) -> int:
@@ -103,9 +116,17 @@ def _add_quick_and_output(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _write_unless_quick(args: argparse.Namespace, console: Console, mode: str, markdown: str) -> None:
-    """Write ``mode``'s section to ``--output``, by default the benchmarks file, but not for ``--quick``."""
+def _output_unless_quick(args: argparse.Namespace) -> Path | None:
+    """Where the mode's section goes: ``--output``, by default the benchmarks file, but nowhere for
+    ``--quick``; checked writable now, so that a run of minutes does not end in a traceback."""
     output = args.output if args.output is not None else (None if args.quick else DEFAULT_OUTPUT)
+    if output is not None:
+        check_writable(output)
+    return output
+
+
+def _write(output: Path | None, console: Console, mode: str, markdown: str) -> None:
+    """Write ``mode``'s section to ``output``, if there is one."""
     if output is not None:
         write_section(output, mode, markdown)
         console.print(f"wrote the {mode} section of {output}")
@@ -124,7 +145,12 @@ class RichTracker:
 
 def _configure_engine(parser: argparse.ArgumentParser) -> None:
     _add_quick_and_output(parser)
-    parser.add_argument("--pons-dir", type=Path, default=PONS_DIR, help="where Pons' test sets are")
+    parser.add_argument(
+        "--pons-dir",
+        type=Path,
+        default=PONS_DIR,
+        help=f"where Pons' test sets are (default ../shared/data/connect4 from the repository: {PONS_DIR})",
+    )
 
 
 def _run_engine(args: argparse.Namespace) -> int:
@@ -132,13 +158,13 @@ def _run_engine(args: argparse.Namespace) -> int:
     command = "plyarena bench engine" + (" --quick" if args.quick else "")
     console = Console()
     if not (args.pons_dir / "Test_L3_R1").exists():
-        console.print(f"[red]plyarena bench: no Pons test sets in {args.pons_dir}[/red]")
-        return 2
+        raise CommandError(f"no Pons test sets (Test_L3_R1 and the others) in {args.pons_dir}")
+    output = _output_unless_quick(args)
     columns = (TextColumn("{task.description:<40}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console) as progress:
         report = run_engine_benchmark(plan, RichTracker(progress), command, args.pons_dir)
     _show(console, report)
-    _write_unless_quick(args, console, "engine", render_markdown(report))
+    _write(output, console, "engine", render_markdown(report))
     wrong = sum(row.wrong for row in report.pons) + sum(row.positions - row.agree for row in report.easyai)
     return 1 if wrong else 0
 
@@ -160,9 +186,15 @@ def _print_tables(console: Console, tables: list[TextTable], notes: Sequence[str
 
 def _configure_bots(parser: argparse.ArgumentParser) -> None:
     _add_quick_and_output(parser)
-    parser.add_argument("--games", type=int, help="games played at once (default 6; --quick: 2)")
-    parser.add_argument("--game", help="the game the bots play (default connect4)")
-    parser.add_argument("--level", type=int, help="the level of both bots (default 6; --quick: 3)")
+    parser.add_argument("--games", type=positive_int, help="games played at once (default 6; --quick: 2)")
+    parser.add_argument("--game", choices=sorted(GAMES), help="the game the bots play (default connect4)")
+    parser.add_argument(
+        "--level",
+        type=int,
+        choices=range(1, LEVEL_COUNT + 1),
+        metavar="N",
+        help=f"the level of both bots, 1-{LEVEL_COUNT} (default 6; --quick: 3)",
+    )
 
 
 def _run_bots(args: argparse.Namespace) -> int:
@@ -171,6 +203,7 @@ def _run_bots(args: argparse.Namespace) -> int:
     plan = replace(plan, **{name: value for name, value in changes.items() if value is not None})
     chosen = [f" --{name} {value}" for name, value in changes.items() if value is not None]
     command = "plyarena bench bots" + (" --quick" if args.quick else "") + "".join(chosen)
+    output = _output_unless_quick(args)
     console = Console()
     logging.getLogger("bots").setLevel(logging.ERROR)  # "fleet full" is the point here, not news
     workers = " and ".join(map(str, plan.worker_counts))
@@ -178,7 +211,7 @@ def _run_bots(args: argparse.Namespace) -> int:
         runs = asyncio.run(run_bots_benchmark(plan))
     markdown = render_bots_markdown(plan, runs, command)
     console.print(markdown)
-    _write_unless_quick(args, console, "bots", markdown)
+    _write(output, console, "bots", markdown)
     return 0
 
 
@@ -186,27 +219,28 @@ def _configure_server(parser: argparse.ArgumentParser) -> None:
     defaults = ServerBenchPlan()
     parser.add_argument(
         "--clients",
-        type=int,
+        type=positive_int,
         default=defaults.clients,
         metavar="N",
         help=f"connections held, each saying hello (default {defaults.clients:,})",
     )
     parser.add_argument(
         "--matches",
-        type=int,
+        type=positive_int,
         default=defaults.matches,
         metavar="M",
         help=f"matches played at once, two clients each (default {defaults.matches:,})",
     )
     parser.add_argument(
         "--duration",
-        type=float,
+        type=positive_float,
         default=defaults.duration_s,
         metavar="S",
         help=f"measured seconds of each window, after a warm-up (default {defaults.duration_s:g})",
     )
     parser.add_argument(
         "--db",
+        type=database_url,
         metavar="URL",
         help="database of the server under test (default: SQLite in a scratch directory)",
     )
@@ -218,21 +252,27 @@ def _configure_server(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--rate",
-        type=float,
+        type=positive_float,
         action="append",
         metavar="MOVES_PER_S",
         help="moves per second asked in the paced window (default: one per match per second); repeat it "
         "for one paced window per rate, in the order given",
     )
-    parser.add_argument("--game", default=defaults.game, help=f"the game played (default {defaults.game})")
+    parser.add_argument(
+        "--game",
+        choices=sorted(GAMES),
+        default=defaults.game,
+        help=f"the game played (default {defaults.game})",
+    )
     parser.add_argument(
         "--time-control",
+        type=time_control,
         default=defaults.time_control,
         help=f"of every match (default {defaults.time_control})",
     )
     parser.add_argument(
         "--processes",
-        type=int,
+        type=positive_int,
         default=defaults.processes,
         metavar="P",
         help=f"load-generator processes (default {defaults.processes})",
@@ -255,8 +295,9 @@ def _run_server(args: argparse.Namespace) -> int:
             processes=args.processes,
         )  # fmt: skip
     except ValueError as error:
-        console.print(f"[red]plyarena bench server: {error}[/red]")
-        return 2
+        raise CommandError(str(error)) from None
+    if not args.no_output:
+        check_writable(args.output)
     command = _server_command(args)
     with console.status("starting the load generators") as status:
         report = asyncio.run(run_server_benchmark(plan, command, lambda text: status.update(text)))
@@ -296,9 +337,15 @@ def _without_password(url: str) -> str:
 
 def _configure_fuzz(parser: argparse.ArgumentParser) -> None:
     _add_quick_and_output(parser)
-    parser.add_argument("--messages", type=int, help="bad messages to send (default 100,000; --quick: 2,000)")
-    parser.add_argument("--players", type=int, help="fuzzed players sending at once (default 8)")
-    parser.add_argument("--db", metavar="URL", help="the server's database (default: SQLite, scratch)")
+    parser.add_argument(
+        "--messages", type=positive_int, help="bad messages to send (default 100,000; --quick: 2,000)"
+    )
+    parser.add_argument(
+        "--players", type=positive_int, help="fuzzed players sending at once (default 8; --quick: 2)"
+    )
+    parser.add_argument(
+        "--db", type=database_url, metavar="URL", help="the server's database (default: SQLite, scratch)"
+    )
 
 
 def _run_fuzz(args: argparse.Namespace) -> int:
@@ -309,15 +356,15 @@ def _run_fuzz(args: argparse.Namespace) -> int:
         ["plyarena bench fuzz", *(["--quick"] if args.quick else []),
          *([f"--messages {args.messages}"] if args.messages is not None else [])]
     )  # fmt: skip
+    output = _output_unless_quick(args)
     console = Console()
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     try:
         with Progress(*columns, console=console) as progress:
             task = progress.add_task("fuzzing", total=plan.messages)
             report = asyncio.run(run_fuzz_benchmark(plan, args.db, lambda: progress.advance(task)))
-    except FuzzerMissingError as error:
-        console.print(f"[red]plyarena bench: {error}[/red]")
-        return 2
+    except (FuzzerMissingError, ServerStartError) as error:
+        raise CommandError(str(error)) from None
     for line in fuzz_summary(plan, report):
         console.print(line)
     for title, column, rows in (("Answers by error code", "code", fuzz_code_rows(report)),
@@ -328,7 +375,7 @@ def _run_fuzz(args: argparse.Namespace) -> int:
         console.print(table)
     for problem in report.wrong + report.game_problems:
         console.print(problem, style="red", markup=False)  # fuzzed text is full of [brackets]
-    _write_unless_quick(args, console, "fuzz", render_fuzz_markdown(plan, report, command))
+    _write(output, console, "fuzz", render_fuzz_markdown(plan, report, command))
     return 0 if report.ok else 1
 
 
@@ -339,6 +386,7 @@ def _configure_store(parser: argparse.ArgumentParser) -> None:
 def _run_store(args: argparse.Namespace) -> int:
     plan = StorePlan.quick() if args.quick else StorePlan()
     command = "plyarena bench store" + (" --quick" if args.quick else "")
+    output = _output_unless_quick(args)
     console = Console()
     with (
         console.status("committing moves three ways"),
@@ -347,7 +395,7 @@ def _run_store(args: argparse.Namespace) -> int:
         results = run_store_benchmark(plan, Path(scratch))
     markdown = render_store_markdown(plan, results, command)
     console.print(markdown)
-    _write_unless_quick(args, console, "store", markdown)
+    _write(output, console, "store", markdown)
     return 0
 
 
@@ -377,6 +425,7 @@ def _run_moves(args: argparse.Namespace) -> int:
         ["plyarena bench moves", *(["--quick"] if args.quick else []),
          *(f"--gc {','.join(map(str, thresholds))}" for thresholds in args.gc or ())]
     )  # fmt: skip
+    output = _output_unless_quick(args)
     console = Console()
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console) as progress:
@@ -384,7 +433,7 @@ def _run_moves(args: argparse.Namespace) -> int:
         runs = run_moves_benchmark(plan, lambda: progress.advance(task))
     markdown = render_moves_markdown(plan, runs, command)
     console.print(markdown)
-    _write_unless_quick(args, console, "moves", markdown)
+    _write(output, console, "moves", markdown)
     return 0
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 from pathlib import Path
 
 from rich.console import Console
@@ -46,6 +45,7 @@ from bots.connect4_book import (
 )
 from games import IllegalMoveError
 from games.connect4 import CELLS, ConnectFour
+from plyarena.options import CommandError, check_writable, non_negative_float, non_negative_int, positive_int
 
 HELP = "build the Connect Four opening book that the perfect level plays from"
 DEFAULT_ROOTS = ("", "1", "2", "3", "4")
@@ -64,7 +64,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--check",
-        type=int,
+        type=positive_int,
         default=None,
         metavar="N",
         help="instead of building: sample N positions per root where the book at --out ends, and try the "
@@ -72,25 +72,35 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=1, help="with --check: seeds the samples (default 1)")
     parser.add_argument(
-        "--out", type=Path, default=BOOK_PATH, help=f"where to write (default {BOOK_PATH.name})"
+        "--out",
+        type=Path,
+        default=BOOK_PATH,
+        help=f"the book to build, or to check or resume (default: the shipped book, {BOOK_PATH}, which a "
+        "build overwrites, as it is meant to when level 8's book is rebuilt)",
     )
     parser.add_argument(
         "--root", action="append", default=None, help="a position (column digits) to build from; repeatable"
     )
     parser.add_argument(
-        "--table", type=int, default=1 << 27, help="transposition table entries, about 80 bytes each (2**27)"
+        "--table",
+        type=positive_int,
+        default=1 << 27,
+        help="transposition table entries, about 80 bytes each (2**27)",
     )
     parser.add_argument(
         "--solver-nodes",
-        type=int,
+        type=positive_int,
         default=None,
         help="go on past --plies wherever the live level cannot settle a position within this node budget",
     )
     parser.add_argument(
-        "--until", type=int, default=CELLS, help="with --solver-nodes: stop at this many stones"
+        "--until", type=non_negative_int, default=CELLS, help="with --solver-nodes: stop at this many stones"
     )
     parser.add_argument(
-        "--seconds", type=float, default=None, help="with --solver-nodes: stop going on after this"
+        "--seconds",
+        type=non_negative_float,
+        default=None,
+        help="with --solver-nodes: stop going on after this",
     )
     parser.add_argument(
         "--resume",
@@ -112,40 +122,43 @@ def run(args: argparse.Namespace) -> int:
         try:
             ConnectFour.from_moves(root)
         except IllegalMoveError as error:
-            return _fail(f"bad root {root!r}: {error.reason}")
+            raise CommandError(f"bad root {root!r}: {error.reason}") from None
     if args.check is not None:
         return _check(args)
     if args.plies is None:
-        return _fail("--plies is needed to build a book (or --check N to check one)")
+        raise CommandError("--plies is needed to build a book (or --check N to check one)")
     if not 0 <= args.plies <= CELLS:
-        return _fail(f"--plies must be from 0 to {CELLS}, got {args.plies}")
+        raise CommandError(f"--plies must be from 0 to {CELLS}, got {args.plies}")
+    if args.resume and args.solver_nodes is None:
+        raise CommandError("--resume goes on with an extension pass: give --solver-nodes")
+    settled_file = settled_path(args.out)
+    check_writable(args.out)  # before a build of hours, not after
+    if args.solver_nodes is not None:
+        check_writable(settled_file)
     values = None
     if args.database is not None:
         try:
             values = ValueTable.read(args.database)
         except (OSError, ValueError) as error:
-            return _fail(f"cannot read the database: {error}")
+            raise CommandError(f"cannot read the database: {error}") from None
         if args.plies > values.plies:
-            return _fail(f"--plies {args.plies} goes past the database's {values.plies} stones")
+            raise CommandError(f"--plies {args.plies} goes past the database's {values.plies} stones")
     earlier, settled = None, None
-    settled_file = settled_path(args.out)
     if args.solver_nodes is not None:
         if args.resume:
             try:
                 earlier = load(args.out)
                 settled = read_settled(settled_file)
             except (OSError, ValueError) as error:
-                return _fail(f"cannot resume: {error}")
+                raise CommandError(f"cannot resume: {error}") from None
             if (earlier.plies, earlier.solver_nodes) != (args.plies, args.solver_nodes):
-                return _fail(
+                raise CommandError(
                     f"cannot resume: {args.out} was built to ply {earlier.plies} with solver budget "
                     f"{earlier.solver_nodes}, not {args.plies} and {args.solver_nodes}"
                 )
             print(f"resuming: {len(earlier.entries):,} entries, {len(settled):,} positions settled live")
         else:
             settled_file.unlink(missing_ok=True)
-    elif args.resume:
-        return _fail("--resume goes on with an extension pass: give --solver-nodes")
 
     def checkpoint(book: Book, newly_settled: list[int]) -> None:
         record_settled(settled_file, newly_settled)
@@ -184,10 +197,10 @@ def _check(args: argparse.Namespace) -> int:
     try:
         book = load(args.out)
     except (OSError, ValueError) as error:
-        return _fail(f"cannot read the book: {error}")
+        raise CommandError(f"cannot read the book: {error}") from None
     max_nodes = args.solver_nodes or book.solver_nodes
     if max_nodes is None:
-        return _fail("the book was built without a solver budget: give --solver-nodes")
+        raise CommandError("the book was built without a solver budget: give --solver-nodes")
     roots = tuple(args.root) if args.root is not None else book.roots
     table = Table(title=f"Where the book ends: the live level with {max_nodes:,} solver nodes")
     table.add_column("root", no_wrap=True)
@@ -205,8 +218,3 @@ def _check(args: argparse.Namespace) -> int:
             )  # fmt: skip
     Console().print(table)
     return 0
-
-
-def _fail(message: str) -> int:
-    print(f"plyarena book: {message}", file=sys.stderr)
-    return 2

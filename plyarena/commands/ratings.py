@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import sys
 from pathlib import Path
 
 from rich.console import Console
@@ -33,6 +32,7 @@ from bots.ratings import (
 from bots.ratings_plot import PlottingUnavailableError, plot_ladder
 from bots.tournament import GameRecord, read_records
 from games import get_game
+from plyarena.options import CommandError, finite_float, non_negative_float
 
 HELP = "fit Elo ratings with 95% intervals to tournament results; print, plot and store the ladder"
 
@@ -47,19 +47,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--anchor-rating",
-        type=float,
+        type=finite_float,
         default=DEFAULT_ANCHOR_RATING,
         help=f"its rating (default {DEFAULT_ANCHOR_RATING:.0f})",
     )
     parser.add_argument(
         "--prior-draws",
-        type=float,
+        type=non_negative_float,
         default=DEFAULT_PRIOR_DRAWS,
         help="virtual draws between neighbouring levels, so a level that won every game stays finite "
         f"(default {DEFAULT_PRIOR_DRAWS:g}; 0: plain maximum likelihood)",
     )
     parser.add_argument(
-        "--confidence", type=float, default=DEFAULT_CONFIDENCE, help="interval coverage (default 0.95)"
+        "--confidence", type=finite_float, default=DEFAULT_CONFIDENCE, help="interval coverage (default 0.95)"
     )
     parser.add_argument("--plot", type=Path, metavar="PNG", help="draw the ladder to this PNG")
     parser.add_argument(
@@ -83,9 +83,9 @@ def run(args: argparse.Namespace) -> int:
             confidence=args.confidence,
         )
     except OSError as error:
-        return _fail(f"cannot read {error.filename}: {error.strerror or error}")
+        raise CommandError(f"cannot read {error.filename}: {error.strerror or error}") from None
     except ValueError as error:
-        return _fail(str(error))
+        raise CommandError(str(error)) from None
     names = {row.number: row.name for row in level_rows(game)}
     console.print(ratings_table(ladder, game, names))
     console.print(steps_table(ladder, game))
@@ -97,7 +97,9 @@ def run(args: argparse.Namespace) -> int:
         try:
             plot_ladder(ladder, args.plot, title=get_game(game).title, names=names)
         except PlottingUnavailableError as error:
-            return _fail(str(error))
+            raise CommandError(str(error)) from None
+        except OSError as error:
+            raise CommandError(f"cannot draw to {args.plot}: {error.strerror or error}") from None
         console.print(f"drew the ladder to {args.plot}")
     if args.write is not None:
         try:
@@ -106,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
             table.games[game] = shipped_ladder(ladder, source=f"plyarena ratings {source}")
             write_ratings(table, args.write)
         except (OSError, ValueError) as error:
-            return _fail(f"cannot update {args.write}: {error}")
+            raise CommandError(f"cannot update {args.write}: {error}") from None
         console.print(f"stored the {game} ladder in {args.write}")
     return 0
 
@@ -149,8 +151,3 @@ def _one_game(records: list[GameRecord], files: list[Path]) -> str:
     if len(games) > 1:
         raise ValueError(f"the results mix games ({', '.join(games)}): rate one game at a time")
     return games[0]
-
-
-def _fail(message: str) -> int:
-    print(f"plyarena ratings: {message}", file=sys.stderr)
-    return 2

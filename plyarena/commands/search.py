@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 
 from bots.evaluation import evaluator_for
 from bots.expectimax import EpsilonGreedyOpponent, OpponentModel, UniformOpponent
 from bots.levels import LEVEL_COUNT, choose_move, level
 from bots.result import SearchResult
 from bots.search import STYLES, search
-from games import GAMES, IllegalMoveError, Position, get_game
+from games import GAMES, Position
+from plyarena.options import CommandError, non_negative_float, position_after, positive_int
 
 HELP = "search a position and print the best move, score, depth, nodes, pv and time as JSON"
 DEFAULT_TIME_MS = 1000
@@ -24,9 +24,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--moves", default="", help="moves to play first, space-separated notation (connect4 also: 4453)"
     )
     budget = parser.add_mutually_exclusive_group()
-    budget.add_argument("--depth", type=int, help="search depth in plies")
+    budget.add_argument("--depth", type=positive_int, help="search depth in plies")
     budget.add_argument(
-        "--time-ms", type=float, help=f"time budget (default {DEFAULT_TIME_MS} without a depth)"
+        "--time-ms", type=non_negative_float, help=f"time budget (default {DEFAULT_TIME_MS} without a depth)"
     )
     parser.add_argument("--style", choices=STYLES, default=None, help="search style (default alphabeta)")
     parser.add_argument(
@@ -40,31 +40,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--opponent",
         choices=("uniform", "epsilon-greedy"),
         default="uniform",
-        help="expectimax's model of the opponent",
+        help="expectimax's model of the opponent (default uniform)",
     )
-    parser.add_argument("--epsilon", type=float, default=0.2, help="epsilon-greedy opponent's random share")
+    parser.add_argument(
+        "--epsilon",
+        type=float,
+        default=0.2,
+        help="epsilon-greedy opponent's random share, 0 to 1 (default 0.2)",
+    )
     parser.add_argument("--seed", type=int, help="seed for a level's noise (default: random)")
 
 
-def moves_of(game: str, text: str) -> list[str]:
-    """The moves in ``text``; for Connect Four a digit string like ``4453`` is a move per digit (Pons)."""
-    tokens = text.split()
-    if game == "connect4" and len(tokens) == 1 and tokens[0].isdigit():
-        return list(tokens[0])
-    return tokens
-
-
 def run(args: argparse.Namespace) -> int:
-    try:
-        position = get_game(args.game).replay(moves_of(args.game, args.moves))
-    except IllegalMoveError as error:
-        return _fail(f"cannot replay --moves: {error}")
+    position = position_after(args.game, args.moves)
     if not position.legal_moves():
-        return _fail(f"the game is over after --moves ({position.outcome()}): nothing to search")
+        raise CommandError(f"the game is over after --moves ({position.outcome()}): nothing to search")
     try:
         result = _search(args, position)
-    except (LookupError, ValueError) as error:  # no evaluation or solver for the game, a bad budget
-        return _fail(str(error).strip("'\""))
+    except (LookupError, ValueError) as error:  # no evaluation or solver for the game, a bad epsilon
+        raise CommandError(str(error).strip("'\"")) from None
     print(json.dumps(result.as_dict(position)))
     return 0
 
@@ -90,8 +84,3 @@ def _opponent(args: argparse.Namespace) -> OpponentModel:
     if args.opponent == "uniform":
         return UniformOpponent()
     return EpsilonGreedyOpponent(evaluator_for(args.game), args.epsilon)
-
-
-def _fail(message: str) -> int:
-    print(f"plyarena search: {message}", file=sys.stderr)
-    return 2

@@ -22,6 +22,7 @@ from pathlib import Path
 from bots.connect4_solver import solve
 from games import IllegalMoveError
 from games.connect4 import ConnectFour
+from plyarena.options import CommandError
 
 HELP = "solve Connect Four positions exactly: lines of '<moves> [<score>]' from FILE or stdin"
 SOLVABLE_GAMES = ("connect4",)
@@ -53,15 +54,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    source = "stdin" if args.file is None or str(args.file) == "-" else str(args.file)
     try:
-        if args.file is None or str(args.file) == "-":
+        if source == "stdin":
             return _solve_all(sys.stdin, args.check)
         with args.file.open(encoding="utf-8") as lines:
             return _solve_all(lines, args.check)
     except OSError as error:
-        return _fail(f"cannot read {args.file}: {error.strerror or error}")
+        raise CommandError(f"cannot read {source}: {error.strerror or error}") from None
+    except UnicodeDecodeError:  # every line is read before the first is solved: no work is lost
+        raise CommandError(f"cannot read {source}: it is not UTF-8 text") from None
     except MalformedLineError as error:
-        return _fail(str(error))
+        raise CommandError(str(error)) from None
 
 
 def _solve_all(lines: Iterable[str], check: bool) -> int:
@@ -110,8 +114,3 @@ def _tasks(lines: Iterable[str], check: bool) -> Iterable[Task]:
         elif check:
             raise MalformedLineError(number, line, "--check needs a score after the moves")
         yield Task(number, moves, position, expected)
-
-
-def _fail(message: str) -> int:
-    print(f"plyarena solve: {message}", file=sys.stderr)
-    return 2

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -36,6 +35,7 @@ from bots.tournament import (
     write_record,
 )
 from games import GAMES
+from plyarena.options import CommandError, non_negative_int, positive_int
 
 HELP = "play bot levels against each other in a process pool and write every game to a JSON-lines file"
 
@@ -48,11 +48,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help=f"levels that play: 1-8, 2,4,6 or 1-3,7 (default 1-{LEVEL_COUNT})",
     )
     parser.add_argument(
-        "--games-per-pair", type=int, default=10, metavar="K", help="games each pair plays (default 10)"
+        "--games-per-pair",
+        type=positive_int,
+        default=10,
+        metavar="K",
+        help="games each pair plays (default 10)",
     )
     parser.add_argument(
         "--span",
-        type=int,
+        type=positive_int,
         metavar="D",
         help="only pairs at most D levels apart (default: every pair; 2 is enough for a ladder)",
     )
@@ -64,7 +68,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--workers",
-        type=int,
+        type=positive_int,
         default=os.cpu_count() or 1,
         metavar="N",
         help="processes (default: every core)",
@@ -75,11 +79,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--append", action="store_true", help="add to FILE instead of replacing it")
     parser.add_argument("--seed", type=int, default=1, help="seeds openings and noise (default 1)")
     parser.add_argument(
-        "--time-ms", type=int, metavar="T", help="cap every move's time budget (default: each level's own)"
+        "--time-ms",
+        type=positive_int,
+        metavar="T",
+        help="cap every move's time budget (default: each level's own)",
     )
     parser.add_argument(
         "--opening-plies",
-        type=int,
+        type=non_negative_int,
         metavar="P",
         help="random plies before the bots play (default: "
         + ", ".join(f"{game} {plies}" for game, plies in sorted(DEFAULT_OPENING_PLIES.items()))
@@ -95,14 +102,11 @@ def run(args: argparse.Namespace) -> int:
             args.game, levels, args.games_per_pair, seed=args.seed, span=args.span,
             involving=args.involving, opening_plies=args.opening_plies, time_ms=args.time_ms,
         )  # fmt: skip
-        if args.workers < 1:
-            raise ValueError(f"--workers must be at least 1, got {args.workers}")
     except ValueError as error:
-        print(f"plyarena tournament: {error}", file=sys.stderr)
-        return 2
+        raise CommandError(str(error)) from None
     output: Path = args.output or Path(f"tournament-{args.game}.jsonl")
     console.print(
-        f"{args.game}: levels {', '.join(map(str, levels))}, {len(specs)} games "
+        f"{args.game}: {len(specs)} games between levels {', '.join(map(str, levels))}, "
         f"on {args.workers} worker(s), seed {args.seed} -> {output}"
     )
     columns = (
@@ -130,8 +134,7 @@ def run(args: argparse.Namespace) -> int:
 
             play_all(specs, args.workers, finished)
     except OSError as error:
-        print(f"plyarena tournament: cannot write {output}: {error.strerror or error}", file=sys.stderr)
-        return 2
+        raise CommandError(f"cannot write {output}: {error.strerror or error}") from None
     except KeyboardInterrupt:
         console.print(f"interrupted: {len(records)} of {len(specs)} games written to {output}")
         return 130
