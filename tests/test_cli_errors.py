@@ -219,6 +219,13 @@ def test_bench_refuses_an_output_it_cannot_write_before_measuring(
         assert_refused(capsys, ["bench", "store", "--quick", "--output", str(output)], 1, fragment)
 
 
+def test_bench_server_says_why_the_server_under_test_did_not_start(tmp_path: Path, capsys: Capture) -> None:
+    """The server's own one-line error, passed on: here a database it cannot open."""
+    missing = f"sqlite+aiosqlite:///{tmp_path / 'missing' / 'bench.sqlite3'}"
+    argv = ["bench", "server", "--clients", "2", "--matches", "1", "--duration", "1", "--no-output"]
+    assert_refused(capsys, [*argv, "--db", missing], 1, f"cannot open the database {missing}")
+
+
 def test_bench_engine_names_a_directory_without_pons_sets(tmp_path: Path, capsys: Capture) -> None:
     assert_refused(
         capsys, ["bench", "engine", "--quick", "--pons-dir", str(tmp_path)], 1, "no Pons test sets"

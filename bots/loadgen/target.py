@@ -105,6 +105,11 @@ def parse_metrics(text: str, at: float) -> Scrape:
     return Scrape(at, values)
 
 
+class TargetStartError(RuntimeError):
+    """The server under test did not start; the message ends with the last line it printed, which says
+    why (a database it cannot open, say)."""
+
+
 class ServerUnderTest:
     """``plyarena serve`` on a free local port, in its own process, logging to ``workdir/server.log``."""
 
@@ -157,7 +162,7 @@ class ServerUnderTest:
                     return
             await asyncio.sleep(0.1)
         await self.stop()
-        raise RuntimeError(f"plyarena serve did not start:\n{self.log_tail()}")
+        raise TargetStartError(f"the server under test did not start: {self.log_tail(1) or '(no output)'}")
 
     async def metrics(self) -> Scrape:
         status, body = await asyncio.to_thread(_get, f"{self.http_url}/metrics")

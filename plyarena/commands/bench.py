@@ -34,6 +34,7 @@ from bots.levels import LEVEL_COUNT
 from bots.loadgen import report as server_report
 from bots.loadgen.run import MODES as SERVER_MODES
 from bots.loadgen.run import ServerBenchPlan, run_server_benchmark
+from bots.loadgen.target import TargetStartError
 from games import GAMES
 from plyarena.bench_bots import BotsPlan, run_bots_benchmark
 from plyarena.bench_bots import render_markdown as render_bots_markdown
@@ -56,6 +57,7 @@ from plyarena.options import (
 )
 from server.errors import ServerStartError
 from server.limits import parse_gc_thresholds
+from server.storage.engine import safe_url
 
 HELP = "measure a part of Ply Arena (the engine, bots, the server, the store...) and write docs/benchmarks.md"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -300,7 +302,10 @@ def _run_server(args: argparse.Namespace) -> int:
         check_writable(args.output)
     command = _server_command(args)
     with console.status("starting the load generators") as status:
-        report = asyncio.run(run_server_benchmark(plan, command, lambda text: status.update(text)))
+        try:
+            report = asyncio.run(run_server_benchmark(plan, command, lambda text: status.update(text)))
+        except TargetStartError as error:
+            raise CommandError(str(error)) from None
     _print_tables(console, server_report.report_tables(report), report.notes)
     if not args.no_output:
         previous = read_section(args.output, "server")
@@ -314,7 +319,7 @@ def _server_command(args: argparse.Namespace) -> str:
     parts = ["plyarena bench server", f"--clients {args.clients}", f"--matches {args.matches}",
              f"--duration {args.duration:g}", f"--mode {args.mode}"]  # fmt: skip
     if args.db:
-        parts.append(f"--db {_without_password(args.db)}")
+        parts.append(f"--db {safe_url(args.db)}")
     parts.extend(f"--rate {rate:g}" for rate in args.rate or ())
     defaults = ServerBenchPlan()
     for flag, value, default in (
@@ -325,14 +330,6 @@ def _server_command(args: argparse.Namespace) -> str:
         if value != default:
             parts.append(f"{flag} {value}")
     return " ".join(parts)
-
-
-def _without_password(url: str) -> str:
-    scheme, sep, rest = url.partition("://")
-    credentials, at, host = rest.rpartition("@")
-    if not at or ":" not in credentials:
-        return url
-    return f"{scheme}{sep}{credentials.split(':', 1)[0]}:***@{host}"
 
 
 def _configure_fuzz(parser: argparse.ArgumentParser) -> None:
