@@ -13,10 +13,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import hashlib
 import logging
 import random
-import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
@@ -46,6 +44,7 @@ from server.protocol import Request, UndecodableRequest
 from server.storage import DatabaseOpenError, StorageError, Store
 from server.storage.engine import database_url
 from server.text import clean_name, clean_text
+from server.tokens import hash_token, new_token
 
 log = logging.getLogger(__name__)
 
@@ -55,11 +54,6 @@ and frames carry tokens."""
 websockets_log.setLevel(logging.INFO)
 
 Handler = Callable[[Connection, Any], Awaitable[object]]
-
-
-def hash_token(token: str) -> str:
-    """What the store keeps instead of a token: its SHA-256, in hex."""
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 class Server:
@@ -265,7 +259,7 @@ class Server:
                 raise ProtocolError(ErrorCode.BAD_TOKEN, "that token belongs to no player here")
         elif request.name is not None:
             name = clean_name(request.name, protocol.MAX_NAME_LENGTH)
-            token = secrets.token_urlsafe(32)
+            token = new_token()
             player = await self.store.create_player(name, hash_token(token), is_bot=request.bot)
         else:
             raise ProtocolError(ErrorCode.BAD_FIELD, "hello needs a name, or the token of a returning player")

@@ -28,6 +28,7 @@ from server.errors import ErrorCode
 from server.export import export_text
 from server.metrics import Metrics
 from server.storage import MATCH_STATUSES, MAX_LIST_LIMIT, MatchRecord, MoveRecord, StorageError, Store
+from server.tokens import hash_token
 
 WEBSOCKET_PATH = "/ws"
 DEFAULT_PAGE_SIZE = 20
@@ -89,14 +90,14 @@ class HttpFront:
                 {"error": {"code": ErrorCode.NOT_ALLOWED, "message": message}}, http.HTTPStatus.FORBIDDEN
             )
         try:
-            return await self._route(url.path, parse_qs(url.query))
+            return await self._route(url.path, parse_qs(url.query), request.headers)
         except HttpError as error:
             return _json_response({"error": {"code": error.code, "message": error.message}}, error.status)
         except StorageError as error:
             unavailable = {"code": ErrorCode.UNAVAILABLE, "message": f"storage unavailable: {error}"}
             return _json_response({"error": unavailable}, http.HTTPStatus.SERVICE_UNAVAILABLE)
 
-    async def _route(self, path: str, query: dict[str, list[str]]) -> Response:
+    async def _route(self, path: str, query: dict[str, list[str]], headers: Headers) -> Response:
         parts = [part for part in path.split("/") if part]
         if path == "/healthz":
             return await self._health()
@@ -104,7 +105,7 @@ class HttpFront:
             body = self.metrics.render(self.store.stats).encode()
             return _response(http.HTTPStatus.OK, body, "text/plain; version=0.0.4; charset=utf-8")
         if parts[:1] == ["api"]:
-            return await self._api(parts[1:], query)
+            return await self._api(parts[1:], query, headers)
         return self._static(path)
 
     async def _health(self) -> Response:
@@ -115,7 +116,7 @@ class HttpFront:
             return _json_response(body, http.HTTPStatus.SERVICE_UNAVAILABLE)
         return _json_response({"status": "ok", "instance": self.instance, **self.live_counts()})
 
-    async def _api(self, parts: list[str], query: dict[str, list[str]]) -> Response:
+    async def _api(self, parts: list[str], query: dict[str, list[str]], headers: Headers) -> Response:
         if parts == ["games"]:
             games = [
                 {"name": game.name, "title": game.title, "sides": list(game.sides), "notation": game.notation}
@@ -125,7 +126,7 @@ class HttpFront:
         if parts == ["bots"]:
             return _json_response(self.bot_catalog.as_json())
         if parts == ["matches"]:
-            return await self._list_matches(query)
+            return await self._list_matches(query, await self._bearer(headers))
         if len(parts) in (2, 3) and parts[0] == "matches":
             record = await self.store.get_match(parts[1])
             if record is None:
@@ -147,7 +148,22 @@ class HttpFront:
                 return response
         raise HttpError(http.HTTPStatus.NOT_FOUND, ErrorCode.NOT_FOUND, f"no API at /api/{'/'.join(parts)}")
 
-    async def _list_matches(self, query: dict[str, list[str]]) -> Response:
+    async def _bearer(self, headers: Headers) -> str | None:
+        """The player whose token ``Authorization: Bearer TOKEN`` presents, if it does; a token that
+        belongs to nobody is refused rather than ignored, so a client learns its token is stale."""
+        scheme, _, token = headers.get("Authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return None
+        player = await self.store.player_by_token_hash(hash_token(token.strip()))
+        if player is None:
+            raise HttpError(
+                http.HTTPStatus.UNAUTHORIZED, ErrorCode.BAD_TOKEN, "this token belongs to no player"
+            )
+        return player.id
+
+    async def _list_matches(self, query: dict[str, list[str]], viewer: str | None) -> Response:
+        """Public matches, and the private ones ``viewer`` (the bearer's player) holds a seat in."""
+
         def one(name: str) -> str | None:
             values = query.get(name)
             return values[-1] if values else None
@@ -163,10 +179,11 @@ class HttpFront:
             raise _bad_query(f"limit must be a whole number from 1 to {MAX_LIST_LIMIT}, not {limit_text!r}")
         limit = int(limit_text)
         records = await self.store.list_matches(
-            game=game, status=status, player_id=player, limit=limit, before=before
+            game=game, status=status, player_id=player, limit=limit + 1, before=before, private_of=viewer
         )
-        page = [match_json(record, with_moves=False) for record in records]
-        next_before = records[-1].id if len(records) == limit else None
+        # One more than the page: whether there is a next page, so an exactly full last page says none.
+        page = [match_json(record, with_moves=False) for record in records[:limit]]
+        next_before = records[limit - 1].id if len(records) > limit else None
         return _json_response({"matches": page, "next_before": next_before})
 
     def _static(self, path: str) -> Response:

@@ -160,7 +160,7 @@ class Match(msgspec.Struct, frozen=True):
         for move in stored_moves:
             positions.append(positions[-1].play(positions[-1].parse_move(move.notation)))
         clock = None
-        if match.control is not None:
+        if match.control is not None and record.status != OPEN:  # (an open match's clocks come at its start)
             stored = stored_moves[-1].clocks_ms if stored_moves else None
             clock = Clock(match.control, stored) if stored else Clock.new(match.control)
             if record.status == LIVE:
@@ -482,7 +482,8 @@ class Match(msgspec.Struct, frozen=True):
         gone = [since is not None and now >= since + self.grace_s for since in self.absent_since]
         if self.status == OPEN and any(gone):
             return self._finish(Finish(ABORTED, None, "the player who opened the match left"), now)
-        if all(gone):
+        if any(gone) and all(since is not None for since in self.absent_since):
+            # Both away when the first grace runs out: neither may win by the other's absence.
             return self._finish(Finish(ABORTED, None, "both players left"), now)
         for seat in (0, 1):
             if gone[seat]:

@@ -35,10 +35,13 @@ RequestId: TypeAlias = (
     | None
 )
 MatchId = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ID_LENGTH)]
-Name = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_NAME_LENGTH)]
+RAW_TEXT_ALLOWANCE = 4
+"""Names and chat are limited after they are normalised and stripped (server/text.py); the wire takes
+up to this many times more, for decomposed accents and surrounding spaces."""
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=RAW_TEXT_ALLOWANCE * MAX_NAME_LENGTH)]
 Token = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_TOKEN_LENGTH)]
 MoveText = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_MOVE_LENGTH)]
-ChatText = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_CHAT_LENGTH)]
+ChatText = Annotated[str, msgspec.Meta(min_length=1, max_length=RAW_TEXT_ALLOWANCE * MAX_CHAT_LENGTH)]
 Count = Annotated[int, msgspec.Meta(ge=0, le=2**53)]
 Depth = Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)]
 """A search depth: it is stored in a 32-bit column, so a larger one could not be (PostgreSQL refuses it)."""
@@ -444,9 +447,10 @@ class MatchCatchup(ServerMessage, tag="match.catchup", kw_only=True):
     log: str
     seq: int
     events: list[AnyMatchEvent]
-    clocks_ms: list[int] | None = None
-    """Both remaining times now (the missed events carry the times as they were then)."""
-    clock_running: SeatNumber | None = None
+    clocks_ms: list[int] | None
+    """Both remaining times now (the missed events carry the times as they were then); always sent,
+    ``null`` when untimed, like every field without a default."""
+    clock_running: SeatNumber | None
 
 
 # --------------------------------------------------------------------------- encoding and decoding

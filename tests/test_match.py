@@ -263,6 +263,9 @@ def test_the_state_says_how_long_an_absent_player_has_left() -> None:
 def test_both_players_gone_abandons_the_match_and_an_empty_open_match_is_cancelled() -> None:
     match = live_match().disconnect(ALICE.id, 0.0).match.disconnect(BOB.id, 1.0).match
     assert match.tick(31.0).match.result == result("aborted", None, "both players left")
+    assert match.tick(30.0).match.result == result("aborted", None, "both players left"), (
+        "Bob, away too when Alice's grace runs out, does not win by her absence"
+    )
     waiting = Match.open("m1", get_game("tictactoe"), options(), GRACE_S).join(ALICE, 0, 0.0).match
     cancelled = waiting.disconnect(ALICE.id, 0.0).match.tick(GRACE_S)
     assert cancelled.match.status == "aborted"
@@ -290,6 +293,24 @@ def test_restore_replays_moves_and_resumes_clocks_without_charging_downtime() ->
     assert match.connected == (False, False)
     assert match.deadline() == pytest.approx(1000.0 + GRACE_S)
     assert match.seats == (ALICE, BOB)
+
+
+def test_a_restored_open_match_has_no_clocks_until_it_starts() -> None:
+    """As before the restart: an open match's clocks come with its start."""
+    at = datetime(2024, 1, 1, tzinfo=UTC)
+    record = MatchRecord(
+        id="m1",
+        game="tictactoe",
+        options={"time_control": "1+0", "visibility": "public", "bot": None},
+        status="open",
+        host="here",
+        created_at=at,
+        seats=(SeatRecord(0, ALICE.id, "Alice", False),),
+    )
+    match = Match.restore(record, get_game("tictactoe"), GRACE_S, now=1000.0)
+    assert match.state(log="L", now=1000.0, viewer=None).clocks_ms is None
+    started = match.join(BOB, 1, now=1001.0).match
+    assert started.status == "live" and started.clocks_ms(now=1001.0) == [60_000, 60_000]
 
 
 def test_state_tells_each_viewer_their_seat() -> None:

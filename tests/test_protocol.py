@@ -59,7 +59,7 @@ def test_defaults_of_match_create() -> None:
         (b'"hello"', ErrorCode.BAD_JSON, None),
         ({"id": 4}, ErrorCode.BAD_FIELD, 4),
         ({"type": "dance", "id": "x"}, ErrorCode.UNKNOWN_TYPE, "x"),
-        ({"type": "hello", "id": 1, "name": "A" * 33}, ErrorCode.BAD_FIELD, 1),
+        ({"type": "hello", "id": 1, "name": "A" * 129}, ErrorCode.BAD_FIELD, 1),  # over what the wire takes
         ({"type": "hello", "id": 1, "name": ""}, ErrorCode.BAD_FIELD, 1),
         ({"type": "hello", "id": 2, "nick": "A"}, ErrorCode.BAD_FIELD, 2),
         ({"type": "move", "id": 3, "match_id": "m", "ply": -1, "move": "4"}, ErrorCode.BAD_FIELD, 3),
@@ -85,7 +85,7 @@ def test_defaults_of_match_create() -> None:
             ErrorCode.BAD_FIELD,
             5,
         ),
-        ({"type": "chat", "id": 6, "match_id": "m", "text": "x" * 201}, ErrorCode.BAD_FIELD, 6),
+        ({"type": "chat", "id": 6, "match_id": "m", "text": "x" * 801}, ErrorCode.BAD_FIELD, 6),
         ({"type": "lobby.subscribe", "id": "i" * 65}, ErrorCode.BAD_FIELD, None),
         ({"type": "lobby.subscribe", "id": True}, ErrorCode.BAD_FIELD, None),
     ],
@@ -127,5 +127,7 @@ def test_server_messages_round_trip_for_python_clients() -> None:
     ended = protocol.Ended(
         match_id="m", seq=2, status="finished", winner=None, reason="board full", clocks_ms=None
     )
-    catchup = protocol.MatchCatchup(match_id="m", log="L", seq=2, events=[ended], id=3)
+    catchup = protocol.MatchCatchup(
+        match_id="m", log="L", seq=2, events=[ended], clocks_ms=None, clock_running=None, id=3
+    )
     assert protocol.decode_server_message(encode(catchup)) == catchup

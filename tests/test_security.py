@@ -254,6 +254,8 @@ async def test_binary_frames_are_refused_unread_and_count_against_the_rate_limit
         ("Zoë 🎲 中文", "Zoë 🎲 中文"),
         (SQL_NAME, SQL_NAME),
         ("E\u0301lodie", "\u00c9lodie"),  # one spelling: NFC, so it looks and compares the same
+        (" " + "N" * 32 + " ", "N" * 32),  # the limit counts what is left after stripping ...
+        ("e\u0301" * 32, "\u00e9" * 32),  # ... and after normalising: 64 code points sent, 32 kept
         ("\u05d3\u05e0\u05d4 Dana", "\u05d3\u05e0\u05d4 Dana"),  # right-to-left letters are letters
     ],
 )
@@ -346,6 +348,7 @@ async def test_chat_is_validated_capped_and_echoed_verbatim(
     )
     for line, shown in (
         ("c" * 200, "c" * 200),
+        ("  " + "c" * 200 + "  ", "c" * 200),  # the limit counts what is left after stripping
         ("  padded  ", "padded"),
         (SQL_CHAT, SQL_CHAT),
         *((kept, kept) for kept in writing),

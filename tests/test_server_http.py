@@ -34,8 +34,9 @@ async def http_get(
     return int(status_line.split()[1]), parsed, body
 
 
-async def get_json(server: Server, path: str, status: int = 200) -> Any:
-    code, headers, body = await http_get(server, path)
+async def get_json(server: Server, path: str, status: int = 200, token: str | None = None) -> Any:
+    bearer = {"Authorization": f"Bearer {token}"} if token else None
+    code, headers, body = await http_get(server, path, bearer)
     assert code == status, (path, code, body)
     assert headers["content-type"] == "application/json"
     return json.loads(body)
@@ -136,6 +137,31 @@ async def test_match_list_filters_and_pages(arena: Server, connect: Connect) -> 
     for bad in ("limit=0", "limit=x", "status=paused", "game=chess"):
         assert (await get_json(arena, f"/api/matches?{bad}", status=400))["error"]["code"] == "bad_field"
     assert (await get_json(arena, "/api/matches/nope", status=404))["error"]["code"] == "not_found"
+
+
+async def test_private_matches_are_listed_only_to_their_players(arena: Server, connect: Connect) -> None:
+    alice = await connect.player(arena, "Alice")
+    bob = await connect.player(arena, "Bob")
+    private = (await alice.request("match.create", game="tictactoe", visibility="private"))["match_id"]
+    public = (await alice.request("match.create", game="tictactoe"))["match_id"]
+
+    def ids(page: dict[str, Any]) -> list[str]:
+        return [match["id"] for match in page["matches"]]
+
+    for token in (None, bob.token):  # a stranger, or another player, sees only the public one
+        assert ids(await get_json(arena, f"/api/matches?player={alice.player_id}", token=token)) == [public]
+    mine = await get_json(arena, f"/api/matches?player={alice.player_id}", token=alice.token)
+    assert ids(mine) == [public, private], "its player lists it, as the lobby's games in progress do"
+    assert (await get_json(arena, f"/api/matches/{private}"))["id"] == private, "its id is the way in"
+    refused = await get_json(arena, "/api/matches", status=401, token="not-a-token")
+    assert refused["error"]["code"] == "bad_token"
+
+
+async def test_an_exactly_full_last_page_says_there_is_no_next(arena: Server, connect: Connect) -> None:
+    alice = await connect.player(arena, "Alice")
+    created = [(await alice.request("match.create", game="tictactoe"))["match_id"] for _ in range(3)]
+    page = await get_json(arena, f"/api/matches?player={alice.player_id}&limit=3")
+    assert [match["id"] for match in page["matches"]] == created[::-1] and page["next_before"] is None
 
 
 async def test_metrics_count_connections_moves_errors_and_commits(arena: Server, connect: Connect) -> None:

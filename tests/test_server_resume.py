@@ -36,6 +36,7 @@ async def test_a_dropped_client_resumes_with_exactly_the_events_it_missed(
     assert [strip_id(event) for event in catchup["events"]] == [strip_id(event) for event in missed_by_bob]
     assert [event["type"] for event in catchup["events"]] == ["presence", "chat"]
     assert catchup["seq"] == missed_by_bob[-1]["seq"]
+    assert (catchup["clocks_ms"], catchup["clock_running"]) == (None, None), "untimed: null, not left out"
     back = await bob_again.expect(type_="presence", seat=1, connected=True)
     assert back["seq"] == catchup["seq"] + 1
     await alice.expect(type_="presence", seat=1, connected=True)

@@ -295,6 +295,10 @@ async def test_two_people_by_private_link_with_clocks_chat_draw_and_rematch(
     await alice.get_by_role("link", name="Go to the rematch").click()
     await alice.wait_for_url(rematch)
     await expect(alice.locator(".player-strip.to-move")).to_contain_text("Bob")
+    # The lobby lists the private rematch among Alice's games in progress (the list is asked as her;
+    # a stranger's list of matches leaves it out).
+    await alice.goto(base_url)
+    await expect(alice.locator(f'[data-match="{rematch.rsplit("/", 1)[1]}"]')).to_contain_text("against Bob")
     for page_errors in errors:
         page_errors.assert_none()
 

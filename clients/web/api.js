@@ -3,6 +3,8 @@
  * the games and bot levels offered, finished matches, full records and exports.
  */
 
+import { loadIdentity } from "./identity.js";
+
 /** A refusal from the HTTP API, with the server's error code and message (docs/protocol.md). */
 export class ApiError extends Error {
   constructor(path, status, code, message) {
@@ -25,8 +27,11 @@ async function apiError(path, response) {
   return new ApiError(path, response.status, error?.code ?? null, message);
 }
 
-async function getJson(path) {
-  const response = await fetch(path, { headers: { Accept: "application/json" } });
+/** GETs JSON; with `token`, as the player it belongs to (who may see its own private matches). */
+async function getJson(path, token = null) {
+  const headers = { Accept: "application/json" };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  const response = await fetch(path, { headers });
   if (!response.ok) throw await apiError(path, response);
   return response.json();
 }
@@ -47,13 +52,21 @@ export const api = {
   games: () => cached("/api/games"),
   bots: () => cached("/api/bots"),
   /** @param {{game?: string, status?: string, player?: string, limit?: number, before?: string}} filters */
-  matches(filters = {}) {
+  /** Public matches, and this browser's player's private ones: the list is asked with its token. */
+  async matches(filters = {}) {
     const query = new URLSearchParams();
     for (const [key, value] of Object.entries(filters)) {
       if (value !== undefined && value !== null && value !== "") query.set(key, String(value));
     }
-    const suffix = query.size ? `?${query}` : "";
-    return getJson(`/api/matches${suffix}`);
+    const path = `/api/matches${query.size ? `?${query}` : ""}`;
+    const token = loadIdentity()?.token;
+    try {
+      return await getJson(path, token);
+    } catch (error) {
+      // A token this server does not know (its database was reset): the public list, as anyone gets.
+      if (token && error.code === "bad_token") return getJson(path);
+      throw error;
+    }
   },
   match: (id) => getJson(`/api/matches/${encodeURIComponent(id)}`),
   async exportText(id) {

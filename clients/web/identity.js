@@ -3,7 +3,7 @@
  *
  * Kept in localStorage so a reload (or a new tab) comes back as the same player
  * and keeps the seats that player holds. The token is never shown or sent anywhere
- * but to our own server in `hello`.
+ * but to our own server: in `hello`, and as the bearer of its match lists (api.js).
  */
 
 const KEY = "plyarena.identity";

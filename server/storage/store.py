@@ -58,7 +58,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Self
 
-from sqlalchemy import Select, select, text, tuple_
+from sqlalchemy import Select, func, or_, select, text, tuple_
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, async_sessionmaker
 from sqlalchemy.orm import selectinload
@@ -320,18 +320,25 @@ class Store:
         player_id: str | None = None,
         limit: int = 50,
         before: str | None = None,
+        private_of: str | None = None,
     ) -> list[MatchRecord]:
-        """A page of matches, newest first, with seats but without moves.
+        """A page of public matches, newest first, with seats but without moves; with ``private_of``, also
+        the private matches in which that player holds a seat (others reach a private match by its id).
 
         ``before`` is the id of the last match of the previous page; an id the
         database does not know gives an empty page. ``limit`` is capped at
-        :data:`MAX_LIST_LIMIT`.
+        :data:`MAX_LIST_LIMIT` (and one more, for a caller that looks ahead).
         """
         if limit < 1:
             raise ValueError(f"limit must be at least 1, not {limit}")
         if not all(_storable(value) for value in (game, status, player_id, before) if value is not None):
             return []
-        statement = _with_seats(select(MatchRow))
+        public = func.coalesce(MatchRow.options["visibility"].as_string(), "public") == "public"
+        if private_of is not None and _storable(private_of):
+            public = or_(
+                public, MatchRow.id.in_(select(SeatRow.match_id).where(SeatRow.player_id == private_of))
+            )
+        statement = _with_seats(select(MatchRow)).where(public)
         if game is not None:
             statement = statement.where(MatchRow.game == game)
         if status is not None:
@@ -340,7 +347,7 @@ class Store:
             seated = select(SeatRow.match_id).where(SeatRow.player_id == player_id)
             statement = statement.where(MatchRow.id.in_(seated))
         statement = statement.order_by(MatchRow.created_at.desc(), MatchRow.id.desc())
-        statement = statement.limit(min(limit, MAX_LIST_LIMIT))
+        statement = statement.limit(min(limit, MAX_LIST_LIMIT + 1))
         async with self._reading("match list"), self._sessions() as session:
             if before is not None:
                 cursor = (

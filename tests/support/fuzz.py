@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 
 from games import Position, get_game
+from server.protocol import MAX_CHAT_LENGTH
 from support.fuzz_values import (
     ABSENT,
     BAD_TIME_CONTROLS,
@@ -432,8 +433,10 @@ def own_not_allowed(choices: Choices, arena: Arena) -> FuzzCase:
 
 def bad_chat(choices: Choices, arena: Arena) -> FuzzCase:
     own = pick(choices, arena.own)
-    if chance(choices, 2):
+    if chance(choices, 3):
         line = pick(choices, BLANKS)
+    elif chance(choices, 2):  # within what the wire takes, too long once stripped
+        line = " " + "c" * (MAX_CHAT_LENGTH + pick(choices, (1, 50, 400))) + " "
     else:
         refused = CONTROL_CHARACTERS + BIDI_CONTROLS
         line = "hi " + pick(choices, refused) + " " + text(choices, 0, 150).strip()[:150] + "!"

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from server.protocol import MAX_CHAT_LENGTH, MAX_NAME_LENGTH, RAW_TEXT_ALLOWANCE
+
 T = TypeVar("T")
 Json = Any
 RequestId = int | str | None
@@ -165,6 +167,9 @@ class Text(Field):
     low: int
     high: int
     required: bool = False
+    wire_high: int | None = None
+    """What the wire itself takes, when the limit counts text after cleaning (names, chat): longer
+    text is refused as it is read, shorter text by the server once cleaned."""
 
     def accepts(self, value: Json) -> bool:
         return isinstance(value, str) and self.low <= len(value) <= self.high
@@ -175,7 +180,8 @@ class Text(Field):
     def out_of_range(self, choices: Choices) -> Json:
         if self.low > 0 and chance(choices, 3):
             return ""
-        return text(choices, self.high + 1, self.high + pick(choices, (1, 10, 300)))
+        high = self.wire_high or self.high
+        return text(choices, high + 1, high + pick(choices, (1, 10, 300)))
 
 
 @dataclass(frozen=True)
@@ -331,7 +337,7 @@ def nullable(spec: Field) -> Field:
 # The requests of docs/protocol.md, field by field ("id" and "type" aside).
 MATCH_ID = Text(1, 64, required=True)
 REQUEST_ID = Either((Integer(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER), Text(0, 64), Null()))
-NAME = Text(1, 32)
+NAME = Text(1, MAX_NAME_LENGTH, wire_high=RAW_TEXT_ALLOWANCE * MAX_NAME_LENGTH)
 ENGINE = Record({
     "score": nullable(Integer(-(10**9), 10**9)),
     "depth": nullable(Integer(0, 2**31 - 1)),
@@ -368,7 +374,10 @@ SCHEMAS: dict[str, dict[str, Field]] = {
         "engine": nullable(ENGINE),
     },
     **{action: {"match_id": MATCH_ID} for action in OFFERS_AND_ENDINGS},
-    "chat": {"match_id": MATCH_ID, "text": Text(1, 200, required=True)},
+    "chat": {
+        "match_id": MATCH_ID,
+        "text": Text(1, MAX_CHAT_LENGTH, required=True, wire_high=RAW_TEXT_ALLOWANCE * MAX_CHAT_LENGTH),
+    },
 }
 MATCH_ACTIONS = ("move", *OFFERS_AND_ENDINGS, "chat")
 MATCH_REQUESTS = ("match.join", "match.watch", "match.leave", *MATCH_ACTIONS)
