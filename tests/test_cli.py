@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from plyarena.cli import build_parser, main
+from plyarena.commands.serve import config_from, unreachable_url_warning
 from server.config import ServerConfig
 
 
@@ -127,3 +128,12 @@ def test_a_port_in_use_is_said_in_one_line(tmp_path: Path, capsys: pytest.Captur
 def test_a_server_config_refuses_a_port_out_of_range() -> None:
     with pytest.raises(ValueError, match="port 70000 is not one"):
         ServerConfig(port=70_000)
+
+
+def test_listening_everywhere_without_a_public_url_is_warned_of() -> None:
+    args = build_parser().parse_args(["serve", "--host", "0.0.0.0", "--port", "8765"])
+    warning = unreachable_url_warning(config_from(args))
+    assert warning is not None and "pass --public-url" in warning and "http://0.0.0.0:8765" in warning
+    args = build_parser().parse_args(["serve", "--host", "0.0.0.0", "--public-url", "http://arena.example"])
+    assert unreachable_url_warning(config_from(args)) is None
+    assert unreachable_url_warning(config_from(build_parser().parse_args(["serve"]))) is None

@@ -84,7 +84,25 @@ def _default_instance_id(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     prepare_server_process()
-    return eventloop.run(serve_until_stopped(config_from(args)))
+    config = config_from(args)
+    if (warning := unreachable_url_warning(config)) is not None:
+        logging.getLogger("plyarena.serve").warning(warning)
+    return eventloop.run(serve_until_stopped(config))
+
+
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})
+
+
+def unreachable_url_warning(config: ServerConfig) -> str | None:
+    """What to say when the server would name itself by a URL nobody can use: listening on every
+    interface without ``--public-url``, its lobby entries and allowed origin say ``0.0.0.0``."""
+    if config.public_url is None and config.host in WILDCARD_HOSTS:
+        return (
+            f"listening on {config.host or 'every interface'} without --public-url: lobby entries will name "
+            f"{config.http_url}, which no fleet can reach, and browsers are refused as other origins; "
+            "pass --public-url http://THIS-HOST:PORT"
+        )
+    return None
 
 
 def prepare_server_process() -> None:
