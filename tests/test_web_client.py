@@ -8,6 +8,7 @@ and save the screenshots shown in the README (docs/screenshots/).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -499,6 +500,30 @@ async def test_lobby_lists_open_matches_live_on_a_phone(
     await expect(page.locator(".banner")).to_contain_text("You lost")
     await expect(hopper).not_to_contain_text("to return")
     errors.assert_none()
+
+
+@IN_MODULE_LOOP
+async def test_a_match_hosted_by_another_instance_opens_on_its_own_server(
+    browser: Browser, base_url: str, arena_server: Server
+) -> None:
+    """Entries of other instances sharing the broker are played there, not through this connection."""
+    entry = {
+        "match_id": "elsewhere-1", "game": "connect4", "status": "open", "time_control": "5+3",
+        "seats": [{"id": "p-far", "name": "Faraway", "bot": False}, None], "bot": None,
+        "host": "arena-far", "url": "wss://far.example:9443/ws", "created_at": "2026-11-23T09:00:00+00:00",
+    }  # fmt: skip
+    await arena_server.bus.publish(
+        "plyarena/v1/lobby/arena-far/elsewhere-1", json.dumps(entry).encode(), retain=True
+    )
+    try:
+        page = await open_page(browser, base_url)
+        await sign_in(page, "Visitor")
+        listed = page.locator('[data-match="elsewhere-1"]')
+        link = listed.get_by_role("link", name="Open Connect Four match on its server, arena-far")
+        await expect(link).to_have_attribute("href", "https://far.example:9443/match/elsewhere-1")
+        await expect(listed.get_by_role("button", name=re.compile("Join"))).to_have_count(0)
+    finally:
+        await arena_server.bus.publish("plyarena/v1/lobby/arena-far/elsewhere-1", b"", retain=True)
 
 
 def test_screenshots_are_in_the_readme() -> None:

@@ -30,6 +30,13 @@ async function unfinishedMatchesOf(connection) {
   return pages.flatMap((page) => page.matches).filter((record) => !here || record.host === here);
 }
 
+/** The web address of the server whose WebSocket endpoint is `url` (`ws://host:port/ws`). */
+function pageBase(url) {
+  const address = new URL(url);
+  address.protocol = address.protocol === "wss:" ? "https:" : "http:";
+  return address.origin;
+}
+
 export function mount(container, app) {
   let catalog = null;
   let connection = null;
@@ -104,7 +111,22 @@ export function mount(container, app) {
     const free = entry.seats.findIndex((player) => !player);
     const href = `/match/${encodeURIComponent(entry.match_id)}`;
     const buttons = [];
-    if (mySeat >= 0) {
+    const here = connection?.welcome?.instance;
+    if (here && entry.host && entry.host !== here) {
+      // Hosted by another instance sharing the broker: played there, through that server's own page
+      // (this connection cannot join it), where one signs in and takes the seat.
+      buttons.push(
+        h(
+          "a",
+          {
+            class: "button",
+            href: `${pageBase(entry.url)}${href}`,
+            "aria-label": `Open ${game?.title} match on its server, ${entry.host}`,
+          },
+          "Open on its server",
+        ),
+      );
+    } else if (mySeat >= 0) {
       buttons.push(
         h(
           "a",
