@@ -41,7 +41,7 @@ from server.match import Match
 from server.metrics import Metrics, measure_loop_lag
 from server.outbox import Outbox
 from server.protocol import Request, UndecodableRequest
-from server.storage import DatabaseOpenError, StorageError, Store
+from server.storage import DatabaseOpenError, InstanceTakenError, StorageError, Store
 from server.storage.engine import database_url
 from server.text import clean_name, clean_text
 from server.tokens import hash_token, new_token
@@ -381,6 +381,10 @@ async def running_server(config: ServerConfig, **server_options: Any) -> AsyncIt
     except DatabaseOpenError as error:
         raise ServerStartError(str(error)) from error
     try:
+        try:
+            await store.claim_instance(config.instance_id)
+        except InstanceTakenError as error:
+            raise ServerStartError(f"{error}: give each server its own --instance-id") from error
         bus = bus_from_url(
             config.mqtt_url,
             client_id=f"plyarena-server-{config.instance_id}",

@@ -4,15 +4,21 @@ its clocks, and its players. Runs the server as a real process, on SQLite and on
 from __future__ import annotations
 
 import asyncio
+import re
 import secrets
+from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from support.client import ArenaClient
 from support.fixtures import Connect
 from support.play import decisive_game, play_moves
 from support.process import ServerProcess
 
 from games import get_game
+from server.app import running_server
+from server.config import ServerConfig
+from server.errors import ServerStartError
 
 MATCHES = {  # game -> (time control, moves to play before the crash)
     "tictactoe": ("untimed", ["a1", "a2", "b1"]),  # then X's b2 is in flight, and O's c1 wins
@@ -109,3 +115,18 @@ async def reconnect(connect: Connect, server: ServerProcess, *clients: ArenaClie
         assert welcome["player"]["id"] == client.player_id
         again.append(fresh)
     return again
+
+
+async def test_a_second_server_under_the_same_instance_id_is_refused(arena_postgres_url: str) -> None:
+    """Two would restore, host and announce the same matches; the first one's claim ends with it."""
+    config = ServerConfig(port=0, db_url=arena_postgres_url, instance_id=f"claimed-{secrets.token_hex(3)}")
+    async with running_server(config):
+        with pytest.raises(
+            ServerStartError, match=re.escape(f"another server runs as instance '{config.instance_id}'")
+        ):
+            async with running_server(config):
+                pass
+        async with running_server(replace(config, instance_id=f"{config.instance_id}-b")):
+            pass  # another id is another claim
+    async with running_server(config):
+        pass  # released with the first server

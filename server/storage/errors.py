@@ -51,3 +51,8 @@ class DatabaseOpenError(Exception):
     """The database cannot be opened or brought to the current schema (not found, refused, not a
     database). Not a :class:`StorageError`: no write was attempted. The message says why, with no
     password in it."""
+
+
+class InstanceTakenError(Exception):
+    """Another server runs under this instance id on the same database: two would restore, host and
+    announce the same matches."""

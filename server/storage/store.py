@@ -85,6 +85,7 @@ from server.storage.errors import (
     DatabaseOpenError,
     DatabaseUnavailableError,
     DuplicateMoveError,
+    InstanceTakenError,
     NotFoundError,
     SeatTakenError,
     StorageError,
@@ -135,6 +136,10 @@ class _Write:
         return self.parts[0].kind == NEW_MOVE
 
 
+INSTANCE_LOCK_SPACE = int.from_bytes(b"plya", "big")
+"""The first key of instance locks (``pg_try_advisory_lock(space, hashtext(instance_id))``)."""
+
+
 class Store:
     """The server's database: players, matches, seats and moves. Open it with :meth:`open`."""
 
@@ -147,6 +152,8 @@ class Store:
         self._connection: AsyncConnection | None = None
         """The writer's connection on PostgreSQL, kept from batch to batch: taking one from the pool
         costs a ping and a reset, two more round trips for every commit."""
+        self._claim: AsyncConnection | None = None
+        """The connection that holds this server's instance lock (:meth:`claim_instance`)."""
         self._max_batch = max_batch
         self._queue: deque[_Write] = deque()
         self._loop = asyncio.get_running_loop()
@@ -180,6 +187,29 @@ class Store:
             raise
         return cls(engine, max_batch=max_batch)
 
+    async def claim_instance(self, instance_id: str) -> None:
+        """Hold, while this store is open, the claim that one server runs as ``instance_id``.
+
+        On PostgreSQL, a session advisory lock on a connection of its own: released when the store
+        closes, or by the database when the process dies (its connection with it). Raises
+        :class:`InstanceTakenError` while another server holds it. SQLite needs none: its file serves
+        one machine, where two servers cannot share a port, the default instance id's part.
+        """
+        if self.backend != "postgresql" or self._claim is not None:
+            return
+        connection = await self._engine.connect()
+        try:
+            key = {"space": INSTANCE_LOCK_SPACE, "id": instance_id}
+            claimed = await connection.scalar(text("SELECT pg_try_advisory_lock(:space, hashtext(:id))"), key)
+            await connection.commit()  # (the lock is the session's, not the transaction's)
+        except BaseException:
+            await connection.close()
+            raise
+        if not claimed:
+            await connection.close()
+            raise InstanceTakenError(f"another server runs as instance {instance_id!r} on this database")
+        self._claim = connection
+
     async def close(self) -> None:
         """Commit what is queued, stop the writer and close every connection."""
         if not self._closing:
@@ -191,6 +221,8 @@ class Store:
             if self._sqlite is not None:
                 self._sqlite.close()
             await self._drop_connection()
+            if self._claim is not None:
+                await self._claim.close()
             await self._engine.dispose()
 
     async def __aenter__(self) -> Self:
