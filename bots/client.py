@@ -114,9 +114,10 @@ class MatchSession:
 class BotPlayer:
     """One bot on one server; see the module docstring.
 
-    ``capacity`` is the fleet's game limit (it decides rematches); ``seed`` makes
-    the bot's choices among equal moves reproducible; ``token`` comes back as an
-    existing player (another connection of the same bot, say).
+    ``capacity`` is the fleet's game limit: every match the bot plays holds one
+    of its tickets (it also decides rematches); ``seed`` makes the bot's choices
+    among equal moves reproducible; ``token`` comes back as an existing player
+    (another connection of the same bot, say).
     """
 
     def __init__(
@@ -192,9 +193,10 @@ class BotPlayer:
         """
         if match_id in self.sessions:
             raise ValueError(f"{self.spec.name} already plays match {match_id!r}")
-        await self._connected()
-        session = self.sessions[match_id] = MatchSession(match_id, ticket=ticket)
+        # Taken up before waiting for the link: a seat being asked for counts as a game played here.
+        session = self._take_up(match_id, ticket)
         try:
+            await self._connected()
             await self.link.request(wire.JoinMatch(match_id=match_id, seat=seat))
         except BaseException:
             if session.log is None:  # never got a state: we are not in this match
@@ -218,7 +220,7 @@ class BotPlayer:
         )
         if not isinstance(reply, wire.MatchState):
             raise RuntimeError(f"expected match.state in reply to match.create, got {type(reply).__name__}")
-        self.sessions.setdefault(reply.match_id, MatchSession(reply.match_id)).ticket = ticket
+        self._take_up(reply.match_id, ticket)
         return reply.match_id
 
     async def _connected(self) -> None:
@@ -235,7 +237,7 @@ class BotPlayer:
         if self.resume is not None:
             listed = {match_id for match_id in listed if self.resume(match_id)}
         for match_id in followed | listed:
-            self._spawn(self._catch_up(self.sessions.setdefault(match_id, MatchSession(match_id))))
+            self._spawn(self._catch_up(self._take_up(match_id)))
 
     async def on_message(self, message: wire.Incoming) -> None:
         if isinstance(message, wire.MatchState):
@@ -288,7 +290,7 @@ class BotPlayer:
         if session is None:
             if state.you is None:
                 return  # a match we only looked at
-            session = self.sessions[state.match_id] = MatchSession(state.match_id)
+            session = self._take_up(state.match_id)
         session.log = state.log
         session.seq = state.seq
         session.game = state.game
@@ -433,7 +435,7 @@ class BotPlayer:
         ticket, session.rematch_ticket = session.rematch_ticket, None
         if isinstance(event, wire.RematchStarted) and ticket is not None:
             # The server follows the new match for us and sends its match.state.
-            self.sessions.setdefault(event.new_match_id, MatchSession(event.new_match_id)).ticket = ticket
+            self._take_up(event.new_match_id, ticket)
         elif ticket is not None:
             ticket.release()
 
@@ -457,6 +459,24 @@ class BotPlayer:
             return
         self._forget(session)
         await self.link.send(wire.LeaveMatch(match_id=match_id))
+
+    def _take_up(self, match_id: str, ticket: Ticket | None = None) -> MatchSession:
+        """The session of a match we play, holding one place in :attr:`capacity` for as long as it lasts.
+
+        Every way into a match comes here (a join, a create, a rematch, a match the server's welcome
+        lists after a reconnection or a fleet's restart), so each game counts once against the fleet's
+        limit. The place is ``ticket`` when the caller claimed one before asking for the seat (so two
+        lobbies cannot both take the last place); otherwise it is taken now, even past the limit: a
+        game already under way must be played, not forfeited.
+        """
+        session = self.sessions.get(match_id)
+        if session is None:
+            session = self.sessions[match_id] = MatchSession(match_id)
+        if session.ticket is None:
+            session.ticket = ticket if ticket is not None else self.capacity.claim_even_if_full(match_id)
+        elif ticket is not None and ticket is not session.ticket:
+            ticket.release()  # the match holds a place already
+        return session
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         """Run ``coroutine`` beside the reading loop (see :meth:`bots.link.LinkOwner.on_message`)."""

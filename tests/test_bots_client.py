@@ -117,6 +117,18 @@ def test_capacity_hands_out_tickets_up_to_its_limit_and_each_comes_back_once() -
     assert released == ["a"] and capacity.in_use == 1 and not capacity.full
 
 
+def test_a_game_already_under_way_takes_a_place_even_past_the_limit() -> None:
+    claimed: list[str] = []
+    capacity = Capacity(1, on_claim=lambda ticket: claimed.append(ticket.label))
+    seated = capacity.claim("seated")
+    resumed = capacity.claim_even_if_full("resumed")
+    assert seated is not None and capacity.in_use == 2 and capacity.full and capacity.claim("new") is None
+    seated.release()
+    assert capacity.full, "still at the limit: one game in progress"
+    resumed.release()
+    assert not capacity.full and claimed == ["seated", "resumed"]
+
+
 def test_the_draw_and_rematch_policy() -> None:
     manners = Manners()
     assert not manners.accepts_draw(None)  # never searched: no reason to think it stands worse
