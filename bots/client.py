@@ -24,11 +24,13 @@ import random
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from bots import wire
 from bots.capacity import Capacity, Ticket
 from bots.levels import level as level_row
+from bots.levels import level_table
 from bots.link import DEFAULT_BACKOFF, Backoff, Link, RequestFailed
 from bots.manners import DEFAULT_MANNERS, Manners
 from bots.pool import PoolFailedError, SearchError, SearchPool, ThinkRequest, ThinkResult
@@ -58,10 +60,23 @@ class BotSpec:
         """The bot playing ``level`` of ``game``, as the level table describes it."""
         return cls(game, level, level_row(game, level).style)
 
+    @classmethod
+    def named(cls, name: str) -> BotSpec | None:
+        """The bot that says hello as ``name``, or ``None`` if no level of any game is called so."""
+        return _specs_by_name().get(name)
+
     @property
     def name(self) -> str:
         """The name it says hello with: style, game and level, e.g. ``alphabeta-c4-L5``."""
         return f"{self.style}-{GAME_CODES.get(self.game, self.game)}-L{self.level}"
+
+
+@cache
+def _specs_by_name() -> dict[str, BotSpec]:
+    specs = (
+        BotSpec.of(game, number) for game, rows in level_table().items() for number in range(1, len(rows) + 1)
+    )
+    return {spec.name: spec for spec in specs}
 
 
 @dataclass(slots=True)
@@ -117,7 +132,7 @@ class BotPlayer:
     ``capacity`` is the fleet's game limit: every match the bot plays holds one
     of its tickets (it also decides rematches); ``seed`` makes the bot's choices
     among equal moves reproducible; ``token`` comes back as an existing player
-    (another connection of the same bot, say).
+    (another connection of the same bot, or the same bot after a fleet restart).
     """
 
     def __init__(
@@ -132,6 +147,7 @@ class BotPlayer:
         seed: int | None = None,
         token: str | None = None,
         resume: Callable[[str], bool] | None = None,
+        welcomed: Callable[[BotPlayer], None] | None = None,
     ) -> None:
         self.url = url
         self.spec = spec
@@ -143,6 +159,9 @@ class BotPlayer:
         """Whether to take up a match the server says we sit in but this bot does not follow
         (``None``: every one); a fleet whose bot shares its identity over several connections
         leaves a match to the connection that plays it."""
+        self.welcomed = welcomed
+        """Called after each ``welcome``, once the matches it lists are taken up (a fleet keeps the
+        token, which is new after a refused one)."""
         self.sessions: dict[str, MatchSession] = {}
         self.results: dict[str, wire.MatchResult] = {}
         """How each finished match ended, by match id."""
@@ -238,6 +257,8 @@ class BotPlayer:
             listed = {match_id for match_id in listed if self.resume(match_id)}
         for match_id in followed | listed:
             self._spawn(self._catch_up(self._take_up(match_id)))
+        if self.welcomed is not None:
+            self.welcomed(self)
 
     async def on_message(self, message: wire.Incoming) -> None:
         if isinstance(message, wire.MatchState):

@@ -17,6 +17,11 @@ playing as many matches as it is given):
 
 Its offer (:mod:`bots.offer`) is published retained on the broker and/or
 through an ``announce`` callback, so servers can list the bots at ``/api/bots``.
+
+With a state file (:mod:`bots.fleet_state`) the fleet keeps each bot's token,
+and on start brings every bot identity it keeps back as the same player: the
+server's ``welcome`` lists the matches that bot still plays, and it plays on
+(see :meth:`Fleet._bring_back`). Resumed games count against ``max_games``.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from dataclasses import dataclass, field
 from bots import wire
 from bots.capacity import Capacity, Ticket
 from bots.client import BotPlayer, BotSpec
+from bots.fleet_state import FleetState, FleetStateError
 from bots.levels import LEVEL_COUNT, level_table
 from bots.link import DEFAULT_BACKOFF, Backoff, Link, RequestFailed
 from bots.lobby_feeds import MqttLobby, ServerLobby
@@ -92,6 +98,9 @@ class FleetConfig:
     fleet_id: str = field(default_factory=new_fleet_id)
     manners: Manners = DEFAULT_MANNERS
     backoff: Backoff = DEFAULT_BACKOFF
+    restore_patience_s: float = 60.0
+    """How long a bot brought back from the state file tries to reach its server (the servers' default
+    grace: by then one that stayed up has forfeited its games anyway)."""
 
 
 @dataclass(slots=True)
@@ -105,9 +114,19 @@ class _Known:
 
 
 class Fleet:
-    """See the module docstring. ``await fleet.run()`` until cancelled, then ``await fleet.close()``."""
+    """See the module docstring. ``await fleet.run()`` until cancelled, then ``await fleet.close()``.
 
-    def __init__(self, pool: SearchPool, config: FleetConfig, *, announce: Announce | None = None) -> None:
+    ``state``, if given, keeps each bot's token, and its bots are brought back when the fleet runs.
+    """
+
+    def __init__(
+        self,
+        pool: SearchPool,
+        config: FleetConfig,
+        *,
+        announce: Announce | None = None,
+        state: FleetState | None = None,
+    ) -> None:
         for game, levels in config.levels.items():
             if not levels:
                 raise ValueError(f"fleet offers no level of {game!r}")
@@ -115,7 +134,8 @@ class Fleet:
             raise ValueError(f"max_games must be >= 1, got {config.max_games}")
         self.pool = pool
         self.config = config
-        self.capacity = Capacity(config.max_games, on_release=self._released)
+        self.state = state
+        self.capacity = Capacity(config.max_games, on_release=self._released, on_claim=self._claimed)
         self.players: dict[tuple[str, BotSpec], list[BotPlayer]] = {}
         """The bots by server URL and spec: one connection per :data:`GAMES_PER_CONNECTION` games."""
         self.seated_at: dict[str, float] = {}
@@ -132,6 +152,8 @@ class Fleet:
         self._tasks: set[asyncio.Task[object]] = set()
         self._feed_tasks: list[asyncio.Task[None]] = []
         self._run_task: asyncio.Task[None] | None = None
+        self._restoring: dict[BotPlayer, asyncio.Event] = {}
+        """Bots brought back from the state file, set once their first welcome is handled."""
 
     # ------------------------------------------------------------------ wiring
 
@@ -152,6 +174,7 @@ class Fleet:
         """Follow every feed until :meth:`close` (or until cancelled)."""
         if not self._feeds:
             raise ValueError("a fleet needs a server or an MQTT broker to follow")
+        self._restore()
         self._feed_tasks = [
             asyncio.create_task(feed.run(), name=f"lobby feed {feed.url}") for feed in self._feeds
         ]
@@ -295,12 +318,10 @@ class Fleet:
                             self.config.max_games, match_id, spec.name)  # fmt: skip
                 if known.entry.bot is not None:
                     self._spawn(self._note_queued(known, spec, place=len(self._waiting)))
-            self._changed()
             return
         self._waiting.pop(match_id, None)
         self._joining.add(match_id)
         self._spawn(self._join(known, spec, ticket))
-        self._changed()
 
     async def _join(self, known: _Known, spec: BotSpec, ticket: Ticket) -> None:
         match_id = known.entry.match_id
@@ -350,7 +371,8 @@ class Fleet:
         return player.link
 
     async def _drop_if_idle(self, url: str, spec: BotSpec, player: BotPlayer) -> None:
-        """Close a bot that cannot reach its server and plays nothing there: it would knock on its door."""
+        """Close a bot that plays nothing at ``url`` and was opened for nothing else: one that cannot reach
+        its server (it would knock on its door), or one brought back with no game to resume."""
         if not player.sessions:
             shards = self.players.get((url, spec), [])
             if player in shards:
@@ -369,9 +391,11 @@ class Fleet:
             if player.playing < GAMES_PER_CONNECTION:
                 return player
         token = next((player.link.token for player in shards if player.link.token), None)
+        if token is None and self.state is not None:
+            token = self.state.token(url, spec.name)
         player = BotPlayer(
             url, spec, self.pool, manners=self.config.manners, capacity=self.capacity,
-            backoff=self.config.backoff, token=token,
+            backoff=self.config.backoff, token=token, welcomed=self._welcomed,
         )  # fmt: skip
         # After a reconnection, leave a match the server lists to the connection that plays it.
         player.resume = lambda match_id: (
@@ -384,6 +408,60 @@ class Fleet:
     def bots(self) -> list[BotPlayer]:
         """Every bot connection of the fleet."""
         return [player for shards in self.players.values() for player in shards]
+
+    # ------------------------------------------------------------------ the state file
+
+    def _restore(self) -> None:
+        """Bring back every bot identity the state file keeps (see :meth:`_bring_back`)."""
+        if self.state is None:
+            return
+        for url, name, _token in self.state.identities():
+            spec = BotSpec.named(name)
+            if spec is None:
+                log.warning("%s keeps a bot %r at %s that no level is called now; leaving it",
+                            self.state.path, name, url)  # fmt: skip
+                continue
+            self._spawn(self._bring_back(url, spec))
+
+    async def _bring_back(self, url: str, spec: BotSpec) -> None:
+        """Connect a bot from the state file as the player it was, and keep it only if it has games.
+
+        Its connection says hello with the kept token; the welcome lists the matches that player still
+        plays there, and the bot takes them up (each takes a place in :attr:`capacity`). The connection
+        was opened only to ask, so it is closed again when it has nothing to play (its games ended while
+        the fleet was away; or the server refused the token, a different database say, and it became a
+        new player, whose token the file now keeps), or when its server has not answered within
+        ``restore_patience_s``; the token stays in the file, and the next time the fleet seats that bot
+        there it comes back as the same player.
+        """
+        player = self._player(url, spec)
+        welcomed = self._restoring[player] = asyncio.Event()
+        try:
+            async with asyncio.timeout(self.config.restore_patience_s):
+                await welcomed.wait()
+        except TimeoutError:
+            log.warning("%s: no welcome from %s within %.0f s; giving up (its games there, if any, end when "
+                        "their grace runs out)", spec.name, url, self.config.restore_patience_s)  # fmt: skip
+        finally:
+            del self._restoring[player]
+        if player.sessions:
+            log.info("%s resumes %d game(s) at %s", spec.name, len(player.sessions), url)
+        await self._drop_if_idle(url, spec, player)
+
+    def _welcomed(self, player: BotPlayer) -> None:
+        """A bot was welcomed: keep its token (new after a refused one) in the state file, if any."""
+        if self.state is not None and player.link.token is not None:
+            try:
+                self.state.remember(player.url, player.spec.name, player.link.token)
+            except FleetStateError as error:
+                log.warning("%s; playing on, and trying again at the next welcome", error)
+        restoring = self._restoring.get(player)
+        if restoring is not None:
+            restoring.set()
+
+    def _claimed(self, _ticket: Ticket) -> None:
+        """A game takes a place (seated, or resumed): the offer may now say full."""
+        self._changed()
 
     def _released(self, ticket: Ticket) -> None:
         """A game ended (or a seat was refused): seat the oldest waiting request, if any."""

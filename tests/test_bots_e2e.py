@@ -23,11 +23,13 @@ import aiomqtt
 import pytest
 from support.client import ArenaClient
 from support.fixtures import Connect, StartServer
+from support.process import free_port
 from support.waiting import wait_until
 
 from bots import wire
 from bots.client import BotPlayer, BotSpec
 from bots.fleet import GAMES_PER_CONNECTION, Fleet, FleetConfig, parse_levels
+from bots.fleet_state import FleetState
 from bots.levels import level
 from bots.link import Backoff
 from bots.pool import SearchPool, ThinkRequest, ThinkResult
@@ -72,15 +74,21 @@ StartFleet = Callable[..., Awaitable[Fleet]]
 
 @pytest.fixture
 async def start_fleet(pool: WatchedPool) -> AsyncIterator[StartFleet]:
-    """``await start_fleet(server=..., mqtt=..., **config)``: a running fleet, closed after the test."""
+    """``await start_fleet(server=..., mqtt=..., state=..., **config)``: a running fleet, closed after the
+    test."""
     async with contextlib.AsyncExitStack() as stack:
 
         async def start(
-            *, server: Server | None = None, mqtt: str | None = None, announce: Any = None, **options: Any
+            *,
+            server: Server | None = None,
+            mqtt: str | None = None,
+            announce: Any = None,
+            state: FleetState | None = None,
+            **options: Any,
         ) -> Fleet:
             config = FleetConfig(**{"levels": parse_levels("1-3"), "idle_wait_s": None,
                                     "backoff": FAST_BACKOFF, **options})  # fmt: skip
-            fleet = Fleet(pool, config, announce=announce)
+            fleet = Fleet(pool, config, announce=announce, state=state)
             if server is not None:
                 fleet.follow_server(server.ws_url)
             if mqtt is not None:
@@ -332,6 +340,129 @@ def player_id(player: BotPlayer) -> str:
     """Who the server last welcomed ``player`` as."""
     assert player.link.welcome is not None
     return player.link.welcome.player.id
+
+
+# ---------------------------------------------------------------------- restarting a fleet
+
+
+async def test_a_fleet_restarted_with_its_state_file_plays_on_in_its_game_as_the_same_bot(
+    arena: Server, connect: Connect, pool: WatchedPool, tmp_path: Path
+) -> None:
+    path = tmp_path / "fleet.json"
+    name = BotSpec.of("tictactoe", 1).name
+    config = FleetConfig(
+        levels=parse_levels("tictactoe:1"), max_games=1, idle_wait_s=None, backoff=FAST_BACKOFF
+    )
+    alice = await connect.player(arena, "Alice")
+
+    before = Fleet(pool, config, state=FleetState.open(path))
+    before.follow_server(arena.ws_url)
+    async with before:
+        state = await alice.request("match.create", game="tictactoe", seat=0, bot={"level": 1})
+        match_id = state["match_id"]
+        seated = await alice.expect(type_="seated", match_id=match_id, seat=1, timeout=10)
+        bot_id = seated["player"]["id"]
+        assert (await alice.request("move", match_id=match_id, ply=0, move="b2"))["type"] == "moved"
+        answer = await alice.expect(type_="moved", match_id=match_id, ply=1, seat=1)
+    # Closed: its connections dropped, with no leave and no resign, as a killed process's would be.
+    away = await alice.expect(type_="presence", match_id=match_id, seat=1, connected=False)
+    assert away["grace_ms"] > 0, "the server gives the bot its grace to come back"
+    token = FleetState.load(path).token(arena.ws_url, name)
+    assert token is not None
+
+    state_file = FleetState.open(path)
+    written = path.stat().st_ino  # every write replaces the file: a new inode
+    after = Fleet(pool, config, state=state_file)  # a new fleet, as a restarted process makes
+    after.follow_server(arena.ws_url)
+    async with after:
+        await alice.expect(type_="presence", match_id=match_id, seat=1, connected=True, timeout=10)
+        (bot,) = after.bots()
+        assert player_id(bot) == bot_id and bot.link.token == token
+        assert after.capacity.in_use == 1 and after.capacity.full, "the resumed game counts"
+        ended = await play_out(alice, "tictactoe", match_id, ["b2", answer["move"]])
+        await wait_until(lambda: after.capacity.in_use == 0, 5, "the game's place to come back")
+
+    record = await api(arena, f"/api/matches/{match_id}")
+    assert (record["status"], ended["reason"]) == ("finished", rules_reason("tictactoe", record))
+    assert record["seats"][1]["player"]["id"] == bot_id
+    assert [move["ply"] for move in record["moves"]] == list(range(len(record["moves"])))
+    assert len(record["moves"]) >= 4, "the bot moved again after the restart"
+    assert path.stat().st_ino == written, "the same token again: the file is not rewritten"
+
+
+async def play_out(person: ArenaClient, game: str, match_id: str, played: list[str]) -> dict[str, Any]:
+    """Play ``match_id`` (after ``played``) to its end, ``person`` in seat 0 playing the first legal move,
+    a bot in seat 1 answering; the ``ended`` event."""
+    position = get_game(game).replay(played)
+    while position.outcome() is None:
+        if position.turn == 0:
+            move = position.format_move(position.legal_moves()[0])
+            reply = await person.request("move", match_id=match_id, ply=position.ply, move=move)
+            assert reply["type"] == "moved", reply
+        else:
+            move = (await person.expect(type_="moved", match_id=match_id, ply=position.ply, seat=1))["move"]
+        position = position.play(position.parse_move(move))
+    return await person.expect(type_="ended", match_id=match_id)
+
+
+async def test_a_state_file_that_cannot_be_written_in_play_is_warned_of_and_the_bots_play_on(
+    arena: Server, connect: Connect, start_fleet: StartFleet, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / "gone").mkdir()
+    path = tmp_path / "gone" / "fleet.json"
+    fleet = await start_fleet(server=arena, state=FleetState.open(path))
+    path.unlink()
+    (tmp_path / "gone").rmdir()  # its directory removed while the fleet runs
+
+    alice = await connect.player(arena, "Alice")
+    state = await alice.request("match.create", game="tictactoe", seat=0, bot={"level": 1})
+    await alice.expect(type_="seated", match_id=state["match_id"], seat=1, timeout=10)
+    await alice.request("move", match_id=state["match_id"], ply=0, move="b2")
+    await alice.expect(type_="moved", match_id=state["match_id"], ply=1, seat=1)
+    warnings = [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
+    assert f"cannot write fleet state {path}: No such file or directory; playing on" in "\n".join(warnings)
+    assert fleet.playing == 1
+
+
+async def test_a_kept_token_the_server_refuses_is_replaced_and_its_idle_bot_closed(
+    arena: Server, connect: Connect, start_fleet: StartFleet, tmp_path: Path
+) -> None:
+    path = tmp_path / "fleet.json"
+    name = BotSpec.of("tictactoe", 1).name
+    stale = "a token of another database"
+    FleetState.open(path).remember(arena.ws_url, name, stale)
+
+    fleet = await start_fleet(server=arena, state=FleetState.open(path))
+
+    def kept() -> str | None:
+        return FleetState.load(path).token(arena.ws_url, name)
+
+    await wait_until(lambda: kept() != stale, 10, "the new player's token in the file")
+    await wait_until(lambda: not fleet.bots(), 10, "the bot with nothing to resume to be closed")
+    new_token = kept()
+    assert new_token is not None
+    known_as = await connect.player(arena, token=new_token, bot=True)
+
+    alice = await connect.player(arena, "Alice")
+    state = await alice.request("match.create", game="tictactoe", seat=0, bot={"level": 1})
+    seated = await alice.expect(type_="seated", match_id=state["match_id"], seat=1, timeout=10)
+    assert seated["player"]["id"] == known_as.player_id, "seated later, the bot is the player the file keeps"
+    assert kept() == new_token
+
+
+async def test_a_kept_bot_whose_server_does_not_answer_is_closed_after_the_patience(
+    arena: Server, start_fleet: StartFleet, tmp_path: Path
+) -> None:
+    path = tmp_path / "fleet.json"
+    gone = f"ws://127.0.0.1:{free_port()}/ws"
+    FleetState.open(path).remember(gone, BotSpec.of("connect4", 2).name, "token")
+
+    fleet = await start_fleet(server=arena, state=FleetState.open(path), restore_patience_s=0.5)
+    await wait_until(lambda: bool(fleet.bots()), 5, "the kept bot to be brought back")
+    (bot,) = fleet.bots()
+    await wait_until(lambda: bot.link.failures >= 1, 5, "a failed connection")
+    await wait_until(lambda: not fleet.bots(), 5, "the bot to be closed")
+    assert FleetState.load(path).token(gone, BotSpec.of("connect4", 2).name) == "token", "the token is kept"
 
 
 # ---------------------------------------------------------------------- MQTT

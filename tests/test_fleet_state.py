@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from bots.client import BotSpec
 from bots.fleet_state import FleetState, FleetStateError
+from bots.levels import LEVEL_COUNT, level_table
 
 C4 = "ws://arena-1:8765/ws"
 OTHELLO = "ws://arena-2:8765/ws"
@@ -114,3 +116,9 @@ def test_a_file_of_another_version_or_that_cannot_be_read_or_written_is_refused(
     missing = tmp_path / "missing" / "fleet.json"
     with pytest.raises(FleetStateError, match=f"cannot write fleet state {missing}: No such file"):
         FleetState.open(missing)
+
+
+def test_a_bot_is_found_again_by_the_name_it_says_hello_with() -> None:
+    specs = [BotSpec.of(game, number) for game in level_table() for number in range(1, LEVEL_COUNT + 1)]
+    assert [BotSpec.named(spec.name) for spec in specs] == specs
+    assert BotSpec.named("alphabeta-chess-L3") is None
