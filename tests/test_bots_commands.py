@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import stat
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 from support.fixtures import Connect
 
 from bots.client import BotSpec
+from bots.fleet_state import FleetState
 from bots.levels import LEVEL_COUNT, level_table
 from plyarena.bench_bots import BotsPlan, render_markdown, run_bots_benchmark
 from plyarena.cli import build_parser, main
@@ -57,6 +59,15 @@ async def test_plyarena_run_serves_with_a_fleet_that_offers_every_level_and_seat
         state = await alice.request("match.create", game="othello", seat=0, bot={"level": 2})
         seated = await alice.expect(type_="seated", match_id=state["match_id"], seat=1)
         assert seated["player"]["name"] == BotSpec.of("othello", 2).name
+
+        # The bot's token is kept beside the database, for the fleet of the next start.
+        kept = tmp_path / "run.fleet.json"
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+        token = FleetState.load(kept).token(f"ws://127.0.0.1:{port}/ws", BotSpec.of("othello", 2).name)
+        assert token is not None
+        assert (await connect.player(f"ws://127.0.0.1:{port}/ws", token=token)).player_id == seated["player"][
+            "id"
+        ]
     finally:
         stop.set()
         assert await asyncio.wait_for(arena, 30) == 0

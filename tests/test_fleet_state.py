@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ import pytest
 from bots.client import BotSpec
 from bots.fleet_state import FleetState, FleetStateError
 from bots.levels import LEVEL_COUNT, level_table
+from plyarena.cli import main
+from plyarena.commands.run import default_fleet_state
 
 C4 = "ws://arena-1:8765/ws"
 OTHELLO = "ws://arena-2:8765/ws"
@@ -116,6 +119,41 @@ def test_a_file_of_another_version_or_that_cannot_be_read_or_written_is_refused(
     missing = tmp_path / "missing" / "fleet.json"
     with pytest.raises(FleetStateError, match=f"cannot write fleet state {missing}: No such file"):
         FleetState.open(missing)
+
+
+def refusal(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """The one line ``plyarena ARGV`` refuses to start with (status 1, no traceback)."""
+    assert main(list(argv)) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    return err.strip()
+
+
+def test_the_commands_refuse_a_bad_state_file_in_one_line_before_starting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corrupt = tmp_path / "corrupt.json"
+    corrupt.write_text("not json")
+    line = refusal(["bots", "--state", str(corrupt)], capsys)
+    assert line.startswith(f"plyarena bots: error: {corrupt} is not a fleet state file")
+    missing = tmp_path / "missing" / "fleet.json"
+    line = refusal(["bots", "--state", str(missing)], capsys)
+    assert line == f"plyarena bots: error: cannot write fleet state {missing}: No such file or directory"
+
+    # plyarena run reads the one beside its database by default, before the server starts.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PLYARENA_DB", raising=False)
+    Path("plyarena.fleet.json").write_text("{}")
+    line = refusal(["run", "--port", "0"], capsys)
+    assert line.startswith("plyarena run: error: plyarena.fleet.json is not a fleet state file")
+    assert not Path("plyarena.sqlite3").exists(), "the server was not started"
+
+
+def test_plyarena_run_keeps_its_fleet_state_beside_its_sqlite_database() -> None:
+    assert default_fleet_state(None) == Path("plyarena.fleet.json")  # beside plyarena.sqlite3
+    assert default_fleet_state("sqlite:////srv/arena/games.db") == Path("/srv/arena/games.fleet.json")
+    assert default_fleet_state("postgresql://arena@db/arena") == Path("plyarena.fleet.json")
+    assert default_fleet_state("sqlite+aiosqlite:///:memory:") is None
 
 
 def test_a_bot_is_found_again_by_the_name_it_says_hello_with() -> None:

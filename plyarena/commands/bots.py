@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import logging
+from pathlib import Path
 
 from bots.fleet import Fleet, FleetConfig, parse_levels
+from bots.fleet_state import FleetState, FleetStateError
 from bots.levels import LEVEL_COUNT
 from bots.pool import SearchPool
 from plyarena import options
@@ -17,7 +19,7 @@ DEFAULT_SERVER = "ws://127.0.0.1:8765/ws"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    add_fleet_options(parser)
+    add_fleet_options(parser, state_default="none: a restarted fleet comes back as new bot players")
     parser.add_argument(
         "--server",
         action="append",
@@ -35,8 +37,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_fleet_options(parser: argparse.ArgumentParser) -> None:
-    """The options of a fleet, shared with ``plyarena run``."""
+def add_fleet_options(parser: argparse.ArgumentParser, *, state_default: str) -> None:
+    """The options of a fleet, shared with ``plyarena run``; ``state_default``: what no ``--state`` means."""
     parser.add_argument(
         "--workers", type=options.positive_int, metavar="N", help="search processes (default: one per core)"
     )
@@ -67,6 +69,14 @@ def add_fleet_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="level of the bot that joins a public match nobody joined (default 3)",
     )
+    parser.add_argument(
+        "--state",
+        type=Path,
+        metavar="FILE",
+        help="keep each bot's player token in FILE (JSON, mode 600: tokens are secrets), so a restarted "
+        "fleet comes back as the same bot players and plays on in their unfinished games instead of "
+        f"forfeiting them (default: {state_default})",
+    )
 
 
 _levels = options.checked_by(parse_levels)
@@ -89,21 +99,37 @@ def fleet_config(args: argparse.Namespace) -> FleetConfig:
     )
 
 
+def open_fleet_state(path: Path | None) -> FleetState | None:
+    """The fleet's state file, read and written back at once (``None``: no file): one that cannot be
+    read or written is refused here, in one line, before the fleet starts."""
+    if path is None:
+        return None
+    try:
+        return FleetState.open(path)
+    except FleetStateError as error:
+        raise options.CommandError(str(error)) from None
+
+
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("websockets").setLevel(logging.WARNING)
     servers = args.server or ([] if args.mqtt else [DEFAULT_SERVER])
-    return eventloop.run(run_fleet(fleet_config(args), servers, args.mqtt, args.workers))
+    state = open_fleet_state(args.state)
+    return eventloop.run(run_fleet(fleet_config(args), servers, args.mqtt, args.workers, state))
 
 
 async def run_fleet(
-    config: FleetConfig, servers: list[str], mqtt_url: str | None, workers: int | None
+    config: FleetConfig,
+    servers: list[str],
+    mqtt_url: str | None,
+    workers: int | None,
+    state: FleetState | None = None,
 ) -> int:
     """Run a fleet until SIGINT or SIGTERM."""
     stop = stop_on_signals()
     async with SearchPool(workers) as pool:
         await pool.warm_up()
-        fleet = Fleet(pool, config)
+        fleet = Fleet(pool, config, state=state)
         for url in servers:
             fleet.follow_server(url)
         if mqtt_url:
@@ -113,6 +139,8 @@ async def run_fleet(
             offered = ", ".join(f"{game} {_ranges(levels)}" for game, levels in config.levels.items())
             print(f"Bot fleet {config.fleet_id}: {pool.workers} workers, up to {config.max_games} games, "
                   f"following {where}; offering {offered}", flush=True)  # fmt: skip
+            if state is not None:
+                print(f"  bot tokens kept in {state.path}", flush=True)
             await fleet.run_until(stop)
     return 0
 
