@@ -207,10 +207,15 @@ def _run_bots(args: argparse.Namespace) -> int:
     command = "plyarena bench bots" + (" --quick" if args.quick else "") + "".join(chosen)
     output = _output_unless_quick(args)
     console = Console()
-    logging.getLogger("bots").setLevel(logging.ERROR)  # "fleet full" is the point here, not news
     workers = " and ".join(map(str, plan.worker_counts))
-    with console.status(f"playing {plan.games} bot games with {workers} workers"):
-        runs = asyncio.run(run_bots_benchmark(plan))
+    bots_log = logging.getLogger("bots")
+    level = bots_log.level
+    bots_log.setLevel(logging.ERROR)  # "fleet full" is the point here, not news
+    try:
+        with console.status(f"playing {plan.games} bot games with {workers} workers"):
+            runs = asyncio.run(run_bots_benchmark(plan))
+    finally:
+        bots_log.setLevel(level)  # (the command also runs inside other programs: the tests)
     markdown = render_bots_markdown(plan, runs, command)
     console.print(markdown)
     _write(output, console, "bots", markdown)
