@@ -26,6 +26,8 @@ COMPOSE = ROOT / "docker-compose.yml"
 DOCKERFILE = ROOT / "Dockerfile"
 MOSQUITTO_CONF = ROOT / "deploy" / "mosquitto" / "mosquitto.conf"
 HEALTHY = {"condition": "service_healthy"}
+DATA_DIR = "/data"
+"""The image's working directory and volume, owned by the user it runs as."""
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +56,9 @@ def test_volumes_are_declared_mounted_and_bind_mounts_exist(services: dict[str, 
     declared = set(yaml.safe_load(COMPOSE.read_text(encoding="utf-8"))["volumes"])
     mounts = [volume.split(":") for service in services.values() for volume in service.get("volumes", [])]
     named = {source: target for source, target, *_ in mounts if not source.startswith(".")}
-    assert set(named) == declared == {"pgdata", "mosquitto-data"}
+    assert set(named) == declared == {"pgdata", "mosquitto-data", "fleet-state"}
     assert named["pgdata"] == "/var/lib/postgresql/data"
+    assert named["fleet-state"] == "/data", "the image's own volume, owned by its user"
     for source, _target, *_ in mounts:
         if source.startswith("."):
             assert (ROOT / source).is_file(), source
@@ -85,6 +88,12 @@ def test_the_fleet_runs_plyarena_bots_against_that_server(services: dict[str, An
     assert args.server == [server.ws_url]
     assert args.mqtt == server.mqtt_url
     assert fleet_config(args).max_games == args.max_games
+    volume = {
+        target: source for source, target in (mount.split(":") for mount in services["bots"]["volumes"])
+    }
+    assert args.state.parent == Path(DATA_DIR) and volume[DATA_DIR] == "fleet-state", (
+        "the bots' tokens outlive the container, so a restarted fleet plays on in its games"
+    )
 
 
 def test_mosquitto_takes_anonymous_clients_on_1883() -> None:
@@ -114,6 +123,8 @@ def test_the_image_installs_the_project_beside_its_migrations() -> None:
     install = next(arguments for op, arguments in instructions if op == "RUN")
     assert install[:3] == ["pip", "install", "-e"], install  # in place: the package stays beside migrations/
     assert ("ENTRYPOINT", ['["plyarena"]']) in instructions
+    assert ("VOLUME", [f'["{DATA_DIR}"]']) in instructions and workdirs[-1] == DATA_DIR
+    assert f"mkdir {DATA_DIR} && chown arena {DATA_DIR}" in DOCKERFILE.read_text(), "the volume is the user's"
 
 
 def test_docker_compose_accepts_the_file(docker_compose: str) -> None:
