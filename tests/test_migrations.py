@@ -22,7 +22,7 @@ from server.storage.migrate import PROJECT_ROOT, upgrade_to_head
 from server.storage.models import Base, PlayerRow
 from server.text import clean_name
 
-TABLES = {"players", "matches", "seats", "moves"}
+TABLES = {"players", "matches", "seats", "moves", "chat_lines"}
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -100,8 +100,9 @@ async def inspect_tables(url: str) -> set[str]:
 async def test_the_command_line_upgrades_and_downgrades(empty_database_url: str) -> None:
     output = alembic("-x", f"db={empty_database_url}", "upgrade", "head")
     assert "Running upgrade  -> 0001" in output and "Running upgrade 0001 -> 0002" in output
+    assert "Running upgrade 0002 -> 0003" in output
     assert await inspect_tables(empty_database_url) == {*TABLES, "alembic_version"}
-    assert "0002 (head)" in alembic("-x", f"db={empty_database_url}", "current")
+    assert "0003 (head)" in alembic("-x", f"db={empty_database_url}", "current")
 
     alembic("downgrade", "base", env={"PLYARENA_DB": empty_database_url})
     assert await inspect_tables(empty_database_url) == {"alembic_version"}

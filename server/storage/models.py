@@ -13,7 +13,9 @@ Indexes follow the queries the server makes:
 - its ``player`` filter looks a player's seats up by ``seats.player_id``;
 - a restarted server asks for the open and live matches of its instance, which
   the status index narrows to the few unfinished rows;
-- moves are read by match in ply order, which their primary key already is.
+- moves are read by match in ply order, which their primary key already is;
+- a restarted server reads each restored match's last chat lines by ``seq``, the
+  end of the chat lines' primary key.
 """
 
 from __future__ import annotations
@@ -168,4 +170,23 @@ class MoveRow(Base):
         CheckConstraint("ply >= 0", name="ply"),
         CheckConstraint("seat IN (0, 1)", name="seat"),
         CheckConstraint("think_ms >= 0", name="think_ms"),
+    )
+
+
+class ChatLineRow(Base):
+    """One chat line of a match, numbered by the ``seq`` of its ``chat`` event, so that a restarted
+    server shows the conversation as it was."""
+
+    __tablename__ = "chat_lines"
+
+    match_id: Mapped[str] = mapped_column(String(64), ForeignKey("matches.id"), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    seat: Mapped[int] = mapped_column(SmallInteger)
+    name: Mapped[str] = mapped_column(String(200))
+    text: Mapped[str] = mapped_column(String(200))
+    said_at: Mapped[datetime]
+
+    __table_args__ = (
+        CheckConstraint("seq > 0", name="seq"),
+        CheckConstraint("seat IN (0, 1)", name="seat"),
     )
