@@ -12,6 +12,7 @@ from sqlalchemy import text
 
 from server.storage import (
     MAX_LIST_LIMIT,
+    ChatRecord,
     ConflictError,
     DatabaseUnavailableError,
     DuplicateMoveError,
@@ -47,7 +48,7 @@ async def emptied(postgres_url: str) -> str:
     try:
         await upgrade_to_head(engine)
         async with engine.begin() as connection:
-            await connection.execute(text("TRUNCATE moves, seats, matches, players"))
+            await connection.execute(text("TRUNCATE chat_lines, moves, seats, matches, players"))
     finally:
         await engine.dispose()
     return postgres_url
@@ -276,6 +277,45 @@ async def test_unfinished_matches_are_what_a_restarted_instance_restores(databas
         assert live.seats == (seat_of(0, ada), seat_of(1, bob))
         assert [match.id for match in await restarted.unfinished_matches("beta")] == ["live-b"]
         assert await restarted.unfinished_matches("gamma") == []
+    finally:
+        await restarted.close()
+
+
+def chat(match_id: str, seq: int, text: str = "good luck") -> ChatRecord:
+    return ChatRecord(
+        match_id=match_id, seq=seq, seat=seq % 2, name=f"seat {seq % 2}", text=text, said_at=at(seq)
+    )
+
+
+async def test_a_restored_match_gets_its_last_chat_lines_oldest_first(database_url: str) -> None:
+    store = await Store.open(database_url)
+    ada, bob = await new_player(store, "ada"), await new_player(store, "bob")
+    for match_id, status in (("talky", "live"), ("quiet", "live"), ("few", "open"), ("done", "finished")):
+        await store.create_match(match_record(match_id, ada, bob, status=status))
+    await asyncio.gather(*(store.append_chat(chat("talky", seq, f"line {seq}")) for seq in range(1, 13)))
+    await store.append_chat(chat("few", 3, SQL_LOOKING))
+    await store.append_chat(chat("done", 1))
+    with pytest.raises(ConflictError, match="chat line 3 of match 'few'"):
+        await store.append_chat(chat("few", 3, "again"))
+    with pytest.raises(NotFoundError):
+        await store.append_chat(chat("nowhere", 1))
+    with pytest.raises(ValueError, match="seq must be positive"):
+        await store.append_chat(chat("few", 0))
+    await store.close()
+
+    restarted = await Store.open(database_url)
+    try:
+        restored = {match.id: match for match in await restarted.unfinished_matches("alpha", last_chat=5)}
+        assert set(restored) == {"talky", "quiet", "few"}
+        assert [(line.seq, line.text) for line in restored["talky"].chat] == [
+            (seq, f"line {seq}") for seq in range(8, 13)
+        ]
+        assert restored["talky"].chat[-1] == chat("talky", 12, "line 12")
+        assert restored["quiet"].chat == ()
+        assert [line.text for line in restored["few"].chat] == [SQL_LOOKING]
+        assert all(match.chat == () for match in await restarted.unfinished_matches("alpha"))
+        finished = await restarted.get_match("done")
+        assert finished is not None and finished.chat == ()  # records of played matches leave chat out
     finally:
         await restarted.close()
 

@@ -10,7 +10,17 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
-from test_storage import at, database_url, match_record, move, new_player, postgres_store_url, seat_of, store
+from test_storage import (
+    at,
+    chat,
+    database_url,
+    match_record,
+    move,
+    new_player,
+    postgres_store_url,
+    seat_of,
+    store,
+)
 
 from server.storage import ConflictError, EngineInfo, MatchFinish, Store
 
@@ -73,13 +83,16 @@ async def test_a_batch_of_every_kind_of_write_takes_one_statement_per_kind(store
             store.create_match(match_record("m2", carol, bob)),
             *(store.append_move(move("m2", ply)) for ply in range(4)),
             store.finish_match("m2", MatchFinish("aborted", None, "aborted by seat 0", at(4))),
+            store.append_chat(chat("m1", 1)),
+            store.append_chat(chat("m2", 1)),
         )
 
     assert store.stats.transactions - before == 1
     writes = [kind for kind in statements if kind in ("INSERT", "UPDATE")]
     updates_one_by_one = 0 if store._engine.dialect.supports_sane_multi_rowcount else 1
-    # player, last seen, match, seat, start, move, result; results one by one where rows cannot be counted
-    assert len(writes) == 7 + updates_one_by_one, statements
+    # player, last seen, match, seat, start, move, result, chat line; results one by one where rows
+    # cannot be counted
+    assert len(writes) == 8 + updates_one_by_one, statements
     m1, m2 = await store.get_match("m1"), await store.get_match("m2")
     assert m1 is not None and m2 is not None
     assert (m1.status, m1.winner, m1.started_at, [m.ply for m in m1.moves]) == ("finished", 1, at(1), [0, 1])

@@ -1,4 +1,4 @@
-"""Durable storage for the server: players, matches, seats and moves.
+"""Durable storage for the server: players, matches, seats, moves and chat.
 
 The rest of the server talks to :class:`Store` and gets frozen records back; ORM
 rows and sessions never leave this package.
@@ -16,7 +16,15 @@ from server.storage.errors import (
     StoreClosedError,
 )
 from server.storage.models import FINISHED_STATUSES, MATCH_STATUSES, UNFINISHED_STATUSES
-from server.storage.records import EngineInfo, MatchFinish, MatchRecord, MoveRecord, PlayerRecord, SeatRecord
+from server.storage.records import (
+    ChatRecord,
+    EngineInfo,
+    MatchFinish,
+    MatchRecord,
+    MoveRecord,
+    PlayerRecord,
+    SeatRecord,
+)
 from server.storage.stats import Histogram, WriteStats
 from server.storage.store import MAX_LIST_LIMIT, Store
 
@@ -25,6 +33,7 @@ __all__ = [
     "MATCH_STATUSES",
     "MAX_LIST_LIMIT",
     "UNFINISHED_STATUSES",
+    "ChatRecord",
     "ConflictError",
     "DatabaseOpenError",
     "DatabaseUnavailableError",

@@ -1,7 +1,7 @@
 """How a batch of queued writes reaches the database: one statement per kind of row.
 
 A batch's writes are sorted into rows by kind (new players, matches, seats,
-starts, moves, results) and each kind is applied as one multi-row statement, in
+starts, moves, results, chat lines) and each kind is applied as one multi-row statement, in
 the order of :data:`BATCH_STATEMENTS`, which is the order in which any one
 match's writes are queued. Few statements matter more than few rows: each is a
 trip through the event loop on an asyncio driver.
@@ -36,7 +36,7 @@ from sqlalchemy import Dialect, bindparam, insert, or_, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.dml import Insert, Update
 
-from server.storage.models import UNFINISHED_STATUSES, MatchRow, MoveRow, PlayerRow, SeatRow
+from server.storage.models import UNFINISHED_STATUSES, ChatLineRow, MatchRow, MoveRow, PlayerRow, SeatRow
 from server.storage.records import MoveRecord
 
 # The statements of a batch, in the order a batch applies them. The updates must each change one row;
@@ -60,8 +60,9 @@ BATCH_STATEMENTS: tuple[Insert | Update, ...] = (
         reason=bindparam("p_reason"),
         finished_at=bindparam("p_finished_at"),
     ),
+    insert(ChatLineRow),
 )
-NEW_PLAYER, PLAYER_SEEN, NEW_MATCH, NEW_SEAT, MATCH_START, NEW_MOVE, MATCH_FINISH = range(
+NEW_PLAYER, PLAYER_SEEN, NEW_MATCH, NEW_SEAT, MATCH_START, NEW_MOVE, MATCH_FINISH, NEW_CHAT = range(
     len(BATCH_STATEMENTS)
 )
 

@@ -61,6 +61,18 @@ class MoveRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class ChatRecord:
+    """One chat line of a match, numbered by the ``seq`` of the ``chat`` event that carried it."""
+
+    match_id: str
+    seq: int
+    seat: int
+    name: str
+    text: str
+    said_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class MatchFinish:
     """How a match ended, written in the same transaction as its last move when a move ends it."""
 
@@ -92,3 +104,5 @@ class MatchRecord:
     seats: tuple[SeatRecord, ...] = ()
     moves: tuple[MoveRecord, ...] = field(default=())
     rematch_of: str | None = None  # the match this one is a rematch of
+    chat: tuple[ChatRecord, ...] = ()
+    """The last chat lines, oldest first: only for the unfinished matches a restarted server restores."""

@@ -1,6 +1,6 @@
 """Durable records of players and matches, written through one group-committing writer.
 
-Every write (a new player, a match, a seat, a move, a result) is queued for one
+Every write (a new player, a match, a seat, a move, a result, a chat line) is queued for one
 writer task. The writer takes everything queued so far, up to ``max_batch``
 writes, applies it in one transaction and commits once; writes queued after it
 took its batch form the next one. So the cost of a commit (an fsync on SQLite, a
@@ -11,7 +11,7 @@ holds its write: a move is acknowledged only once it is durable.
 
 A batch costs a handful of statements however many writes it holds: its
 writes are applied kind by kind (new players, matches, seats, starts, moves,
-results), each kind as one multi-row statement, in that order, which is the
+results, chat lines), each kind as one multi-row statement, in that order, which is the
 order in which any one match's writes are queued (see
 :mod:`server.storage.batches`). On PostgreSQL each statement is a round trip
 through the event loop. On an SQLite file the whole batch runs on the event
@@ -38,10 +38,10 @@ How a restarted server finds its state: every match row names the instance
 that hosts it (``host``). On start, the server opens the store (which upgrades the
 schema to the newest migration), calls :meth:`Store.unfinished_matches` with its
 instance id and gets every open or live match it was hosting, with seats and
-every committed move in ply order. Replaying those moves with the rules rebuilds
-each position; the clocks after the last move, its ``played_at`` time and the
-match's time control rebuild the clocks. Since a move is acknowledged only after
-its commit, every move a player saw acknowledged is among them.
+every committed move in ply order, and its last chat lines. Replaying those moves
+with the rules rebuilds each position; the clocks after the last move, its
+``played_at`` time and the match's time control rebuild the clocks. Since a move
+(or a chat line) is sent only after its commit, every one a player saw is among them.
 """
 
 from __future__ import annotations
@@ -54,20 +54,21 @@ import uuid
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Self
 
 from sqlalchemy import Select, func, or_, select, text, tuple_
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError, SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, async_sessionmaker
-from sqlalchemy.orm import selectinload
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.orm import aliased, selectinload
 from sqlalchemy.sql.dml import Update
 
 from server.storage.batches import (
     BATCH_STATEMENTS,
     MATCH_FINISH,
     MATCH_START,
+    NEW_CHAT,
     NEW_MATCH,
     NEW_MOVE,
     NEW_PLAYER,
@@ -96,12 +97,21 @@ from server.storage.models import (
     FINISHED_STATUSES,
     MATCH_STATUSES,
     UNFINISHED_STATUSES,
+    ChatLineRow,
     MatchRow,
     MoveRow,
     PlayerRow,
     SeatRow,
 )
-from server.storage.records import EngineInfo, MatchFinish, MatchRecord, MoveRecord, PlayerRecord, SeatRecord
+from server.storage.records import (
+    ChatRecord,
+    EngineInfo,
+    MatchFinish,
+    MatchRecord,
+    MoveRecord,
+    PlayerRecord,
+    SeatRecord,
+)
 from server.storage.stats import WriteStats
 
 log = logging.getLogger(__name__)
@@ -141,7 +151,7 @@ INSTANCE_LOCK_SPACE = int.from_bytes(b"plya", "big")
 
 
 class Store:
-    """The server's database: players, matches, seats and moves. Open it with :meth:`open`."""
+    """The server's database: players, matches, seats, moves and chat lines. Open it with :meth:`open`."""
 
     def __init__(self, engine: AsyncEngine, *, max_batch: int = DEFAULT_MAX_BATCH) -> None:
         if max_batch < 1:
@@ -330,10 +340,16 @@ class Store:
         _check_finish(match_id, finish)
         await self._submit((_finish_part(match_id, finish),))
 
+    async def append_chat(self, line: ChatRecord) -> None:
+        """Store one chat line; :class:`ConflictError` if the match already has a line at its ``seq``."""
+        _check_chat(line)
+        await self._submit((Part(NEW_CHAT, _chat_row(line)),))
+
     # ------------------------------------------------------------------- reads
 
-    async def unfinished_matches(self, host: str) -> list[MatchRecord]:
-        """The open and live matches hosted by instance ``host``, oldest first, with seats and moves."""
+    async def unfinished_matches(self, host: str, *, last_chat: int = 0) -> list[MatchRecord]:
+        """The open and live matches hosted by instance ``host``, oldest first, with seats, moves and
+        each match's last ``last_chat`` chat lines (read for all of them in one query)."""
         statement = (
             _with_seats(select(MatchRow))
             .options(selectinload(MatchRow.moves))
@@ -342,7 +358,31 @@ class Store:
         )
         async with self._reading("unfinished matches"), self._sessions() as session:
             rows = (await session.scalars(statement)).all()
-        return [_match_record(row, with_moves=True) for row in rows]
+            chat = await self._last_chat(session, host, last_chat) if rows and last_chat > 0 else {}
+        return [
+            replace(_match_record(row, with_moves=True), chat=tuple(chat.get(row.id, ()))) for row in rows
+        ]
+
+    @staticmethod
+    async def _last_chat(session: AsyncSession, host: str, last: int) -> dict[str, list[ChatRecord]]:
+        """The last ``last`` chat lines of each unfinished match of ``host``, oldest first, by match."""
+        newest_first = (
+            func.row_number()
+            .over(partition_by=ChatLineRow.match_id, order_by=ChatLineRow.seq.desc())
+            .label("newest_first")
+        )
+        ranked = (
+            select(ChatLineRow, newest_first)
+            .join(MatchRow, MatchRow.id == ChatLineRow.match_id)
+            .where(MatchRow.host == host, MatchRow.status.in_(UNFINISHED_STATUSES))
+            .subquery()
+        )
+        lines = aliased(ChatLineRow, ranked)
+        statement = select(lines).where(ranked.c.newest_first <= last).order_by(lines.match_id, lines.seq)
+        chat: dict[str, list[ChatRecord]] = {}
+        for row in await session.scalars(statement):
+            chat.setdefault(row.match_id, []).append(_chat_record(row))
+        return chat
 
     async def list_matches(
         self,
@@ -591,6 +631,7 @@ _NAMES = {
     MATCH_START: "start of match {p_id!r}",
     NEW_MOVE: "move {ply} of match {match_id!r}",
     MATCH_FINISH: "result of match {p_id!r}",
+    NEW_CHAT: "chat line {seq} of match {match_id!r}",
 }
 """How error messages name a write, by the kind of its first row, filled in from that row."""
 
@@ -691,6 +732,29 @@ def _check_finish(match_id: str, finish: MatchFinish) -> None:
         )
     if finish.winner not in (None, 0, 1):
         raise ValueError(f"match {match_id!r} cannot be won by seat {finish.winner!r}")
+
+
+def _check_chat(line: ChatRecord) -> None:
+    where = f"chat line {line.seq!r} of match {line.match_id!r}"
+    if line.seq < 1:
+        raise ValueError(f"{where}: seq must be positive")
+    if line.seat not in (0, 1):
+        raise ValueError(f"{where}: seat must be 0 or 1, not {line.seat!r}")
+
+
+def _chat_row(line: ChatRecord) -> dict[str, Any]:
+    return {
+        "match_id": line.match_id,
+        "seq": line.seq,
+        "seat": line.seat,
+        "name": line.name,
+        "text": line.text,
+        "said_at": line.said_at,
+    }
+
+
+def _chat_record(row: ChatLineRow) -> ChatRecord:
+    return ChatRecord(row.match_id, row.seq, row.seat, row.name, row.text, row.said_at)
 
 
 def _seat_row(match_id: str, seat: SeatRecord, joined_at: datetime) -> dict[str, Any]:
