@@ -35,6 +35,7 @@ from server.errors import ErrorCode, ProtocolError
 from server.lobby import Lobby, match_topic
 from server.match import (
     ABORTED,
+    CHAT_KEPT,
     FINISHED,
     LIVE,
     OPEN,
@@ -43,6 +44,7 @@ from server.match import (
     EventLog,
     Finish,
     Match,
+    SaveChat,
     SaveFinish,
     SaveMove,
     SaveSeat,
@@ -65,7 +67,7 @@ from server.protocol import (
     RequestId,
     encode,
 )
-from server.storage import MatchFinish, MatchRecord, MoveRecord, SeatRecord, StorageError, Store
+from server.storage import ChatRecord, MatchFinish, MatchRecord, MoveRecord, SeatRecord, StorageError, Store
 
 log = logging.getLogger(__name__)
 
@@ -200,7 +202,7 @@ class MatchHost:
     async def restore(self) -> int:
         """Rebuild every open and live match this instance hosted before it stopped; how many."""
         restored = 0
-        for record in await self.store.unfinished_matches(self.config.instance_id):
+        for record in await self.store.unfinished_matches(self.config.instance_id, last_chat=CHAT_KEPT):
             game = self._game(record)
             if record.status == OPEN and len(record.seats) == 2:
                 # Both seats were taken but the start was not stored: start it now.
@@ -224,9 +226,8 @@ class MatchHost:
         except Exception:
             log.exception("match %s cannot be rebuilt from its stored moves: not restored", record.id)
             return None
-        live = LiveMatch(
-            match, EventLog(new_id(), self.config.event_log_size), record.created_at, record.rematch_of
-        )
+        event_log = EventLog(new_id(), self.config.event_log_size, last_seq=match.seq)
+        live = LiveMatch(match, event_log, record.created_at, record.rematch_of)
         self._hold(live)
         return live
 
@@ -521,6 +522,10 @@ class MatchHost:
             except StorageError as error:
                 live.unsure_finish = True  # the commit may have gone through all the same
                 raise storage_failure(error) from error
+        elif isinstance(effect, SaveChat):
+            line = effect.line
+            chat = ChatRecord(match_id, line.seq, line.seat, line.name, line.text, at)
+            await self._store(self.store.append_chat(chat))
         elif isinstance(effect, CreateRematch):
             rematch = effect.match
             seats = tuple(

@@ -28,7 +28,7 @@ from server.storage.records import MatchRecord
 from server.text import clean_text
 
 CHAT_KEPT = 50
-"""Chat lines a match keeps for ``match.state``. Chat is not stored: a restarted server forgets it."""
+"""Chat lines a match keeps for ``match.state``, and a restarted server reads back from the store."""
 
 OPEN, LIVE, FINISHED, ABORTED = "open", "live", "finished", "aborted"
 
@@ -73,13 +73,20 @@ class SaveFinish:
 
 
 @dataclass(frozen=True, slots=True)
+class SaveChat:
+    """Store a chat line, numbered by its event's ``seq``, so a restarted server shows it again."""
+
+    line: protocol.ChatLine
+
+
+@dataclass(frozen=True, slots=True)
 class CreateRematch:
     """Create and store ``match``, the live rematch, before announcing it."""
 
     match: Match
 
 
-Effect: TypeAlias = SaveSeat | SaveStart | SaveMove | SaveFinish | CreateRematch
+Effect: TypeAlias = SaveSeat | SaveStart | SaveMove | SaveFinish | SaveChat | CreateRematch
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +151,11 @@ class Match(msgspec.Struct, frozen=True):
 
         Clocks resume at ``now`` from the times stored with the last move, so no
         one is charged for the server's downtime; every seat of an unfinished
-        match starts absent and has the grace period to come back.
+        match starts absent and has the grace period to come back. The stored
+        chat lines come back with the ``seq`` their events had, and numbering
+        goes on after the last of them, so a later line never takes the number
+        of an earlier one (a client keeps chat lines by number; it gets a full
+        state anyway, from the restarted server's new event log).
         """
         options = protocol.MatchOptions(
             time_control=record.options.get("time_control", "untimed"),
@@ -182,6 +193,13 @@ class Match(msgspec.Struct, frozen=True):
             turn_started=now if record.status == LIVE else None,
             result=result,
             absent_since=(absent[0], absent[1]),
+            chat_lines=tuple(
+                protocol.ChatLine(
+                    match_id=record.id, seq=line.seq, seat=line.seat, name=line.name, text=line.text
+                )
+                for line in record.chat[-CHAT_KEPT:]
+            ),
+            seq=max((line.seq for line in record.chat), default=0),
         )
 
     # ----------------------------------------------------------------- reading
@@ -432,10 +450,9 @@ class Match(msgspec.Struct, frozen=True):
         player = self.seats[seat]
         assert player is not None
         line = clean_text(text, "chat text", protocol.MAX_CHAT_LENGTH)
-        chat = protocol.ChatLine(match_id=self.id, seq=0, seat=seat, name=player.name, text=line)
-        step = self._step([chat])
-        kept = (*self.chat_lines, step.events[0])[-CHAT_KEPT:]
-        return Step(replace(step.match, chat_lines=kept), step.events)
+        chat = protocol.ChatLine(match_id=self.id, seq=self.seq + 1, seat=seat, name=player.name, text=line)
+        kept = (*self.chat_lines, chat)[-CHAT_KEPT:]
+        return replace(self, chat_lines=kept)._step([chat], [SaveChat(chat)])
 
     def end_as_stored(self, finish: Finish, now: float) -> Step:
         """End the match as the store says it ended (a result whose commit answer was lost): announced,

@@ -14,6 +14,7 @@ from server.match import (
     EventLog,
     Finish,
     Match,
+    SaveChat,
     SaveFinish,
     SaveMove,
     SaveSeat,
@@ -21,7 +22,7 @@ from server.match import (
     Step,
 )
 from server.protocol import MatchOptions, PlayerInfo
-from server.storage.records import MatchRecord, MoveRecord, SeatRecord
+from server.storage.records import ChatRecord, MatchRecord, MoveRecord, SeatRecord
 
 ALICE = PlayerInfo(id="p-alice", name="Alice", bot=False)
 BOB = PlayerInfo(id="p-bob", name="Bob", bot=True)
@@ -215,8 +216,10 @@ def test_rematch_swaps_seats_and_starts_at_once() -> None:
 
 def test_chat_is_for_seated_players_and_cleaned() -> None:
     match = live_match()
-    (line,) = match.chat(ALICE.id, "  good luck  ", 0.0).events
+    step = match.chat(ALICE.id, "  good luck  ", 0.0)
+    (line,) = step.events
     assert isinstance(line, protocol.ChatLine) and line.text == "good luck" and line.name == "Alice"
+    assert step.effects == (SaveChat(line),), "stored, with its seq, before anyone hears it"
     with refused(ErrorCode.NOT_A_PLAYER):
         match.chat(CAROL.id, "hi", 0.0)
     for bad in ["   ", "bell\x07", "x" * 201]:
@@ -293,6 +296,30 @@ def test_restore_replays_moves_and_resumes_clocks_without_charging_downtime() ->
     assert match.connected == (False, False)
     assert match.deadline() == pytest.approx(1000.0 + GRACE_S)
     assert match.seats == (ALICE, BOB)
+
+
+def test_a_restored_match_shows_its_stored_chat_and_numbers_on_after_it() -> None:
+    at = datetime(2024, 1, 1, tzinfo=UTC)
+    chat = tuple(
+        ChatRecord("m1", seq, seq % 2, ("Alice", "Bob")[seq % 2], f"line {seq}", at) for seq in (4, 7)
+    )
+    record = MatchRecord(
+        id="m1",
+        game="tictactoe",
+        options={"time_control": "untimed", "visibility": "public", "bot": None},
+        status="live",
+        host="here",
+        created_at=at,
+        seats=(SeatRecord(0, ALICE.id, "Alice", False), SeatRecord(1, BOB.id, "Bob", False)),
+        chat=chat,
+    )
+    match = Match.restore(record, get_game("tictactoe"), GRACE_S, now=1000.0)
+    shown = match.state(log="L", now=1000.0, viewer=None).chat
+    assert [(line.seq, line.seat, line.name, line.text) for line in shown] == [
+        (4, 0, "Alice", "line 4"),
+        (7, 1, "Bob", "line 7"),
+    ]
+    assert match.chat(ALICE.id, "back", now=1001.0).events[0].seq == 8, "no line takes an earlier number"
 
 
 def test_a_restored_open_match_has_no_clocks_until_it_starts() -> None:
