@@ -518,3 +518,26 @@ async def test_a_resignation_whose_commit_answer_was_lost_ends_the_match_as_stor
     record = await arena.store.get_match(match_id)
     assert record is not None and (record.status, record.winner) == ("finished", 1)
     assert [move.notation for move in record.moves] == ["b2"]
+
+
+async def test_a_chat_line_that_cannot_be_stored_is_refused_and_heard_by_no_one(
+    arena: Server, connect: Connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a move: a line is said only once stored, so a restarted server shows every line anyone heard."""
+    alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
+    match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
+
+    async def unreachable(store: Store, *args: Any) -> None:
+        raise DatabaseUnavailableError("the database is unreachable")
+
+    monkeypatch.setattr(Store, "append_chat", unreachable)
+    refused = await alice.request("chat", match_id=match_id, text="can you hear me?")
+    assert (refused["type"], refused["code"]) == ("error", "unavailable"), refused
+    assert [m for m in await bob.settle() if m.get("type") == "chat"] == []
+    assert [m for m in alice.take_unread() if m.get("type") == "chat"] == []
+
+    monkeypatch.undo()
+    said = await alice.request("chat", match_id=match_id, text="and now?")
+    assert (await bob.expect(type_="chat", match_id=match_id))["seq"] == said["seq"]
+    state = await bob.request("match.watch", match_id=match_id)
+    assert [line["text"] for line in state["chat"]] == ["and now?"]

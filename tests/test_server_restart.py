@@ -1,5 +1,5 @@
 """A server killed with SIGKILL in the middle of several matches comes back with every acknowledged move,
-its clocks, and its players. Runs the server as a real process, on SQLite and on PostgreSQL."""
+its clocks, its players and its chat. Runs the server as a real process, on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -101,6 +101,44 @@ async def test_sigkill_mid_play_loses_no_acknowledged_move_and_play_goes_on(
                 await play_moves(
                     game, (alice_again, bob_again), match_ids[game], [move], played=tuple(record_moves)
                 )
+    finally:
+        await server.stop()
+
+
+async def test_the_chat_of_a_match_outlives_a_sigkill(
+    arena_db_url: str, connect: Connect, tmp_path: Path
+) -> None:
+    """Every line a player heard is back in ``match.state`` after a restart, with the number its event had,
+    and a line said afterwards is numbered after them (the browser keeps lines by number)."""
+    server = ServerProcess(arena_db_url, f"chat-{secrets.token_hex(3)}", tmp_path, "--grace", "30")
+    await server.start()
+    try:
+        alice = await connect.player(server.ws_url, "Alice")
+        bob = await connect.player(server.ws_url, "Bob")
+        match_id = (await alice.request("match.create", game="connect4", seat=0))["match_id"]
+        await bob.request("match.join", match_id=match_id)
+        await play_moves("connect4", (alice, bob), match_id, ["4"])
+        heard = []
+        for speaker, text in ((alice, "good luck"), (bob, "you too"), (alice, "élève 😀")):
+            said = await speaker.request("chat", match_id=match_id, text=text)
+            heard.append({key: value for key, value in said.items() if key != "id"})
+        before = await bob.request("match.watch", match_id=match_id)
+        assert before["chat"] == heard
+        await server.kill()
+    except BaseException:
+        await server.kill()
+        raise
+
+    await server.start()
+    try:
+        alice_again, bob_again = await reconnect(connect, server, alice, bob)
+        state = await bob_again.request("match.watch", match_id=match_id)
+        assert state["log"] != before["log"] and state["moves"] == ["4"]
+        assert state["chat"] == heard, "the chat is as it was before the restart"
+        await alice_again.request("match.watch", match_id=match_id)
+        said = await alice_again.request("chat", match_id=match_id, text="still here")
+        assert said["seq"] > heard[-1]["seq"]
+        assert (await bob_again.expect(type_="chat", text="still here"))["seq"] == said["seq"]
     finally:
         await server.stop()
 
