@@ -541,3 +541,20 @@ async def test_a_chat_line_that_cannot_be_stored_is_refused_and_heard_by_no_one(
     assert (await bob.expect(type_="chat", match_id=match_id))["seq"] == said["seq"]
     state = await bob.request("match.watch", match_id=match_id)
     assert [line["text"] for line in state["chat"]] == ["and now?"]
+
+
+async def test_a_chat_line_whose_commit_answer_was_lost_can_be_said_again(
+    arena: Server, connect: Connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store holds the line its player was told was refused: the next line, said with the same
+    ``seq``, takes its place, so what is stored is what was heard."""
+    alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
+    match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
+    lose_the_next_commit_answer(monkeypatch, "append_chat")
+    assert (await alice.request("chat", match_id=match_id, text="hello?"))["code"] == "unavailable"
+    said = await alice.request("chat", match_id=match_id, text="hello again")
+    assert said["type"] == "chat", said
+    assert (await bob.expect(type_="chat", match_id=match_id))["text"] == "hello again"
+    restored = await arena.store.unfinished_matches(arena.config.instance_id, last_chat=5)
+    (record,) = [match for match in restored if match.id == match_id]
+    assert [(line.seq, line.text) for line in record.chat] == [(said["seq"], "hello again")]

@@ -32,16 +32,16 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import Dialect, bindparam, insert, or_, update
+from sqlalchemy import Dialect, bindparam, delete, insert, or_, update
 from sqlalchemy.ext.asyncio import AsyncConnection
-from sqlalchemy.sql.dml import Insert, Update
+from sqlalchemy.sql.dml import Delete, Insert, Update
 
 from server.storage.models import UNFINISHED_STATUSES, ChatLineRow, MatchRow, MoveRow, PlayerRow, SeatRow
 from server.storage.records import MoveRecord
 
 # The statements of a batch, in the order a batch applies them. The updates must each change one row;
 # their parameters are prefixed so as not to clash with column names.
-BATCH_STATEMENTS: tuple[Insert | Update, ...] = (
+BATCH_STATEMENTS: tuple[Insert | Update | Delete, ...] = (
     insert(PlayerRow),
     update(PlayerRow).where(PlayerRow.id == bindparam("p_id")).values(last_seen_at=bindparam("p_seen_at")),
     insert(MatchRow),
@@ -60,11 +60,24 @@ BATCH_STATEMENTS: tuple[Insert | Update, ...] = (
         reason=bindparam("p_reason"),
         finished_at=bindparam("p_finished_at"),
     ),
+    # A chat line takes its event's seq from a line stored there by a commit whose answer was lost (so
+    # refused, and heard by no one): the match numbers its next event with that seq again.
+    delete(ChatLineRow).where(
+        ChatLineRow.match_id == bindparam("p_match_id"), ChatLineRow.seq == bindparam("p_seq")
+    ),
     insert(ChatLineRow),
 )
-NEW_PLAYER, PLAYER_SEEN, NEW_MATCH, NEW_SEAT, MATCH_START, NEW_MOVE, MATCH_FINISH, NEW_CHAT = range(
-    len(BATCH_STATEMENTS)
-)
+(
+    NEW_PLAYER,
+    PLAYER_SEEN,
+    NEW_MATCH,
+    NEW_SEAT,
+    MATCH_START,
+    NEW_MOVE,
+    MATCH_FINISH,
+    UNHEARD_CHAT,
+    NEW_CHAT,
+) = range(len(BATCH_STATEMENTS))
 
 Rows = list[list[dict[str, Any]]]
 """A batch's rows: for each statement of :data:`BATCH_STATEMENTS`, the parameters of its rows."""
@@ -119,7 +132,7 @@ async def apply_batch(connection: AsyncConnection, rows: Rows) -> None:
     for statement, params in zip(BATCH_STATEMENTS, rows, strict=True):
         if not params:
             continue
-        if isinstance(statement, Insert):
+        if not isinstance(statement, Update):
             await connection.execute(statement, params)
         elif exact_rowcount or len(params) == 1:
             if (await connection.execute(statement, params)).rowcount != len(params):
@@ -146,7 +159,7 @@ class _Positional:
     is_update: bool
 
     @classmethod
-    def compile(cls, statement: Insert | Update, dialect: Dialect) -> _Positional:
+    def compile(cls, statement: Insert | Update | Delete, dialect: Dialect) -> _Positional:
         compiled = statement.compile(dialect=dialect)
         names = tuple(compiled.positiontup or ())
         binds = [compiled.binds[name] for name in names]

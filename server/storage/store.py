@@ -74,6 +74,7 @@ from server.storage.batches import (
     NEW_PLAYER,
     NEW_SEAT,
     PLAYER_SEEN,
+    UNHEARD_CHAT,
     Part,
     SqliteBatches,
     apply_batch,
@@ -341,9 +342,11 @@ class Store:
         await self._submit((_finish_part(match_id, finish),))
 
     async def append_chat(self, line: ChatRecord) -> None:
-        """Store one chat line; :class:`ConflictError` if the match already has a line at its ``seq``."""
+        """Store one chat line, in place of any line stored at its ``seq``: one whose commit answer was
+        lost, so no one heard it, and the match gave its number to this line."""
         _check_chat(line)
-        await self._submit((Part(NEW_CHAT, _chat_row(line)),))
+        unheard = Part(UNHEARD_CHAT, {"p_match_id": line.match_id, "p_seq": line.seq})
+        await self._submit((unheard, Part(NEW_CHAT, _chat_row(line))))
 
     # ------------------------------------------------------------------- reads
 
@@ -631,6 +634,7 @@ _NAMES = {
     MATCH_START: "start of match {p_id!r}",
     NEW_MOVE: "move {ply} of match {match_id!r}",
     MATCH_FINISH: "result of match {p_id!r}",
+    UNHEARD_CHAT: "chat line {p_seq} of match {p_match_id!r}",
     NEW_CHAT: "chat line {seq} of match {match_id!r}",
 }
 """How error messages name a write, by the kind of its first row, filled in from that row."""
