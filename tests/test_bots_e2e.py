@@ -23,6 +23,7 @@ import aiomqtt
 import pytest
 from support.client import ArenaClient
 from support.fixtures import Connect, StartServer
+from support.play import play_against_bot
 from support.process import free_port
 from support.waiting import wait_until
 
@@ -379,7 +380,7 @@ async def test_a_fleet_restarted_with_its_state_file_plays_on_in_its_game_as_the
         (bot,) = after.bots()
         assert player_id(bot) == bot_id and bot.link.token == token
         assert after.capacity.in_use == 1 and after.capacity.full, "the resumed game counts"
-        ended = await play_out(alice, "tictactoe", match_id, ["b2", answer["move"]])
+        ended = await play_against_bot(alice, "tictactoe", match_id, ("b2", answer["move"]))
         await wait_until(lambda: after.capacity.in_use == 0, 5, "the game's place to come back")
 
     record = await api(arena, f"/api/matches/{match_id}")
@@ -388,21 +389,6 @@ async def test_a_fleet_restarted_with_its_state_file_plays_on_in_its_game_as_the
     assert [move["ply"] for move in record["moves"]] == list(range(len(record["moves"])))
     assert len(record["moves"]) >= 4, "the bot moved again after the restart"
     assert path.stat().st_ino == written, "the same token again: the file is not rewritten"
-
-
-async def play_out(person: ArenaClient, game: str, match_id: str, played: list[str]) -> dict[str, Any]:
-    """Play ``match_id`` (after ``played``) to its end, ``person`` in seat 0 playing the first legal move,
-    a bot in seat 1 answering; the ``ended`` event."""
-    position = get_game(game).replay(played)
-    while position.outcome() is None:
-        if position.turn == 0:
-            move = position.format_move(position.legal_moves()[0])
-            reply = await person.request("move", match_id=match_id, ply=position.ply, move=move)
-            assert reply["type"] == "moved", reply
-        else:
-            move = (await person.expect(type_="moved", match_id=match_id, ply=position.ply, seat=1))["move"]
-        position = position.play(position.parse_move(move))
-    return await person.expect(type_="ended", match_id=match_id)
 
 
 async def test_a_state_file_that_cannot_be_written_in_play_is_warned_of_and_the_bots_play_on(

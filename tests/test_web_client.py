@@ -17,7 +17,7 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Browser, Page, async_playwright, expect
 from support.client import ArenaClient
-from support.play import decisive_game, open_match, play_moves
+from support.play import decisive_game, open_match, play_against_bot, play_moves
 from support.web import (
     CHROMIUM_ARGS,
     LAPTOP,
@@ -37,7 +37,6 @@ from support.web import (
 
 from bots.fleet import Fleet, FleetConfig
 from bots.pool import SearchPool
-from games import get_game
 from server.app import Server, running_server
 from server.config import ServerConfig
 
@@ -356,22 +355,12 @@ async def test_a_reload_and_a_dropped_connection_resume_the_game(browser: Browse
 async def finished_bot_game(ws_url: str) -> str:
     """A Connect Four game that a level-3 bot plays to the end against a client always taking the first
     legal column; returns the match id."""
-    rules = get_game("connect4")
     async with await ArenaClient.connect(ws_url) as client:
         await client.hello("Scripted")
         state = await client.request("match.create", game="connect4", seat=0, bot={"level": 3})
         match_id = state["match_id"]
         await client.expect(type_="started", match_id=match_id, timeout=TURN_TIMEOUT_S)
-        position = rules.start()
-        while position.outcome() is None:
-            if position.turn == 0:
-                move = position.format_move(position.legal_moves()[0])
-                reply = await client.request("move", match_id=match_id, ply=position.ply, move=move)
-                assert reply["type"] == "moved", reply
-            else:
-                reply = await client.expect(type_="moved", match_id=match_id, seat=1, timeout=TURN_TIMEOUT_S)
-            position = position.play(position.parse_move(reply["move"]))
-        await client.expect(type_="ended", match_id=match_id)
+        await play_against_bot(client, "connect4", match_id, timeout=TURN_TIMEOUT_S)
         return match_id
 
 

@@ -6,7 +6,7 @@ import random
 from functools import cache
 
 from games import get_game
-from support.client import ArenaClient, Message
+from support.client import DEFAULT_TIMEOUT, ArenaClient, Message
 
 SCRIPTED_WINS = {
     "tictactoe": ["a1", "a2", "b1", "b2", "c1"],  # O takes the top row
@@ -63,3 +63,28 @@ async def play_moves(
         replies.append(reply)
         position = position.play(position.parse_move(move))
     return replies
+
+
+async def play_against_bot(
+    person: ArenaClient,
+    game: str,
+    match_id: str,
+    played: tuple[str, ...] = (),
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> Message:
+    """Play ``match_id`` (after ``played``) to its end: ``person`` in seat 0 plays the first legal move, a bot
+    in seat 1 answers within ``timeout``; the ``ended`` event."""
+    position = get_game(game).replay(played)
+    while position.outcome() is None:
+        if position.turn == 0:
+            move = position.format_move(position.legal_moves()[0])
+            reply = await person.request("move", match_id=match_id, ply=position.ply, move=move)
+            assert reply["type"] == "moved", reply
+        else:
+            answer = await person.expect(
+                type_="moved", match_id=match_id, ply=position.ply, seat=1, timeout=timeout
+            )
+            move = answer["move"]
+        position = position.play(position.parse_move(move))
+    return await person.expect(type_="ended", match_id=match_id, timeout=timeout)
