@@ -373,7 +373,9 @@ def _intent(request: Request, player_id: str) -> Intent:
 async def running_server(config: ServerConfig, **server_options: Any) -> AsyncIterator[Server]:
     """Open the store and the bus, start a :class:`Server`, and close all three on exit.
 
-    Raises :class:`ServerStartError` when the database cannot be opened or the port listened on.
+    Raises :class:`ServerStartError` when the database cannot be opened, another server runs as its
+    instance on it (or, on an SQLite file, the instance's lock file cannot be taken), or the port
+    cannot be listened on.
     """
     url = database_url(config.db_url)
     try:
@@ -385,6 +387,8 @@ async def running_server(config: ServerConfig, **server_options: Any) -> AsyncIt
             await store.claim_instance(config.instance_id)
         except InstanceTakenError as error:
             raise ServerStartError(f"{error}: give each server its own --instance-id") from error
+        except DatabaseOpenError as error:  # (an SQLite file's lock file cannot be opened or locked)
+            raise ServerStartError(str(error)) from error
         bus = bus_from_url(
             config.mqtt_url,
             client_id=f"plyarena-server-{config.instance_id}",

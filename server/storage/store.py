@@ -48,7 +48,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
+import hashlib
 import logging
+import os
 import sqlite3
 import uuid
 from collections import deque
@@ -164,7 +167,9 @@ class Store:
         """The writer's connection on PostgreSQL, kept from batch to batch: taking one from the pool
         costs a ping and a reset, two more round trips for every commit."""
         self._claim: AsyncConnection | None = None
-        """The connection that holds this server's instance lock (:meth:`claim_instance`)."""
+        """The connection that holds this server's instance lock on PostgreSQL (:meth:`claim_instance`)."""
+        self._claim_file: int | None = None
+        """The descriptor of the lock file that holds it on an SQLite file."""
         self._max_batch = max_batch
         self._queue: deque[_Write] = deque()
         self._loop = asyncio.get_running_loop()
@@ -201,12 +206,19 @@ class Store:
     async def claim_instance(self, instance_id: str) -> None:
         """Hold, while this store is open, the claim that one server runs as ``instance_id``.
 
-        On PostgreSQL, a session advisory lock on a connection of its own: released when the store
-        closes, or by the database when the process dies (its connection with it). Raises
-        :class:`InstanceTakenError` while another server holds it. SQLite needs none: its file serves
-        one machine, where two servers cannot share a port, the default instance id's part.
+        Raises :class:`InstanceTakenError` while another server holds it. On PostgreSQL, a session
+        advisory lock on a connection of its own: released when the store closes, or by the database
+        when the process dies (its connection with it). On an SQLite file, an exclusive ``flock`` on a
+        lock file beside it (see :func:`_lock_instance_file`), which the kernel releases when the
+        process dies; :class:`DatabaseOpenError` if that file cannot be opened or locked (say, a
+        read-only directory). An in-memory SQLite database needs none: no other server can reach it.
         """
-        if self.backend != "postgresql" or self._claim is not None:
+        if self._claim is not None or self._claim_file is not None:
+            return
+        if self.backend == "sqlite":
+            path = _sqlite_path(self._engine)
+            if path is not None:
+                self._claim_file = _lock_instance_file(path, instance_id)
             return
         connection = await self._engine.connect()
         try:
@@ -234,6 +246,9 @@ class Store:
             await self._drop_connection()
             if self._claim is not None:
                 await self._claim.close()
+            if self._claim_file is not None:
+                os.close(self._claim_file)  # (the lock goes with it; the file stays, see _lock_instance_file)
+                self._claim_file = None
             await self._engine.dispose()
 
     async def __aenter__(self) -> Self:
@@ -590,6 +605,43 @@ def _open_sqlite_file(engine: AsyncEngine) -> None:
     if path is not None:
         with contextlib.closing(sqlite3.connect(path)) as connection:
             connection.execute("PRAGMA schema_version")  # reads the header: "file is not a database"
+
+
+def _lock_instance_file(database: str, instance_id: str) -> int:
+    """Lock ``<database>.instance-<sha256 of the id, 16 hex digits>.lock`` beside the SQLite file, and
+    return its descriptor: the lock lasts as long as it stays open, in this process.
+
+    An ``flock`` belongs to the open file, not to the process, so a second store is refused whether it
+    runs in another process or in this one; the kernel drops it when the process dies, so a killed
+    server's successor gets it at once. The file is never deleted: a server deleting it while another has just
+    opened it (and not yet locked it) would let a third lock a new file under the same name. Open and
+    lock are each a system call that does not wait, so this runs on the event loop, as
+    :func:`_open_sqlite_file` does.
+    """
+    digest = hashlib.sha256(instance_id.encode()).hexdigest()[:16]
+    lock_path = f"{os.path.realpath(database)}.instance-{digest}.lock"
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as error:
+        raise DatabaseOpenError(
+            f"cannot claim instance {instance_id!r}: cannot open its lock file {lock_path}: "
+            f"{error.strerror or error}"
+        ) from error
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise InstanceTakenError(
+            f"another server runs as instance {instance_id!r} on the database file {database} "
+            f"(it holds {lock_path})"
+        ) from None
+    except OSError as error:
+        os.close(fd)
+        raise DatabaseOpenError(
+            f"cannot claim instance {instance_id!r}: cannot lock its lock file {lock_path}: "
+            f"{error.strerror or error}"
+        ) from error
+    return fd
 
 
 def _finish_part(match_id: str, finish: MatchFinish) -> Part:
