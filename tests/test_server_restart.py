@@ -1,11 +1,14 @@
 """A server killed with SIGKILL in the middle of several matches comes back with every acknowledged move,
-its clocks, its players and its chat. Runs the server as a real process, on SQLite and on PostgreSQL."""
+its clocks, its players and its chat. Runs the server as a real process, on SQLite and on PostgreSQL.
+Only one server at a time runs as an instance on a database, and a killed one leaves its claim behind."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import re
 import secrets
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,6 +22,7 @@ from games import get_game
 from server.app import running_server
 from server.config import ServerConfig
 from server.errors import ServerStartError
+from server.storage import InstanceTakenError, Store
 
 MATCHES = {  # game -> (time control, moves to play before the crash)
     "tictactoe": ("untimed", ["a1", "a2", "b1"]),  # then X's b2 is in flight, and O's c1 wins
@@ -155,9 +159,9 @@ async def reconnect(connect: Connect, server: ServerProcess, *clients: ArenaClie
     return again
 
 
-async def test_a_second_server_under_the_same_instance_id_is_refused(arena_postgres_url: str) -> None:
+async def test_a_second_server_under_the_same_instance_id_is_refused(arena_db_url: str) -> None:
     """Two would restore, host and announce the same matches; the first one's claim ends with it."""
-    config = ServerConfig(port=0, db_url=arena_postgres_url, instance_id=f"claimed-{secrets.token_hex(3)}")
+    config = ServerConfig(port=0, db_url=arena_db_url, instance_id=f"claimed-{secrets.token_hex(3)}")
     async with running_server(config):
         with pytest.raises(
             ServerStartError, match=re.escape(f"another server runs as instance '{config.instance_id}'")
@@ -168,3 +172,102 @@ async def test_a_second_server_under_the_same_instance_id_is_refused(arena_postg
             pass  # another id is another claim
     async with running_server(config):
         pass  # released with the first server
+
+
+def instance_lock_file(database: Path, instance_id: str) -> Path:
+    """Where a server claims ``instance_id`` on an SQLite file: a lock file beside it."""
+    digest = hashlib.sha256(instance_id.encode()).hexdigest()[:16]
+    return database.resolve().with_name(f"{database.name}.instance-{digest}.lock")
+
+
+CLAIM_AND_SLEEP = """
+import asyncio, sys
+from server.storage import Store
+
+async def main():
+    store = await Store.open(sys.argv[1])
+    await store.claim_instance(sys.argv[2])
+    print("claimed", flush=True)
+    await asyncio.sleep(3600)
+
+asyncio.run(main())
+"""
+
+
+async def test_a_killed_server_leaves_its_sqlite_instance_claim_to_the_next(tmp_path: Path) -> None:
+    """The kernel drops the lock with the process, as PostgreSQL drops the advisory lock with the
+    connection: no stale claim after a SIGKILL. The lock file stays (deleting it would race)."""
+    database = tmp_path / "arena.sqlite3"
+    url, instance = f"sqlite+aiosqlite:///{database}", "killed"
+    lock = instance_lock_file(database, instance)
+    holder = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", CLAIM_AND_SLEEP, url, instance,
+        cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None
+        line = await asyncio.wait_for(holder.stdout.readline(), 60)
+        assert line == b"claimed\n", line + await holder.stdout.read()
+        async with await Store.open(url) as store:
+            with pytest.raises(InstanceTakenError, match=re.escape(str(lock))):
+                await store.claim_instance(instance)  # the live process holds it
+        holder.kill()
+        assert await asyncio.wait_for(holder.wait(), 30) == -9
+    finally:
+        if holder.returncode is None:
+            holder.kill()
+            await holder.wait()
+    async with await Store.open(url) as store:
+        await store.claim_instance(instance)  # the dead process's claim went with it
+    assert lock.is_file()
+
+
+async def test_a_server_that_cannot_take_its_sqlite_lock_file_says_which_and_why(tmp_path: Path) -> None:
+    database = tmp_path / "arena.sqlite3"
+    lock = instance_lock_file(database, "blocked")
+    lock.mkdir()  # (running as root, a read-only directory would not stop the open)
+    config = ServerConfig(port=0, db_url=f"sqlite+aiosqlite:///{database}", instance_id="blocked")
+    expected = f"cannot claim instance 'blocked': cannot open its lock file {lock}: Is a directory"
+    with pytest.raises(ServerStartError, match=f"^{re.escape(expected)}$"):
+        async with running_server(config):
+            pass
+
+
+async def test_in_memory_sqlite_stores_claim_nothing() -> None:
+    """No other server can reach an in-memory database, so there is nothing to claim or refuse."""
+    async with await Store.open("sqlite+aiosqlite:///:memory:") as first:
+        await first.claim_instance("memory")
+        async with await Store.open("sqlite+aiosqlite:///:memory:") as second:
+            await second.claim_instance("memory")
+
+
+async def test_plyarena_serve_twice_under_one_instance_id_on_one_sqlite_file_refuses_the_second(
+    tmp_path: Path,
+) -> None:
+    """Two ports, one file, one ``--instance-id``: the second exits at start, saying why in one line."""
+    database = tmp_path / "arena.sqlite3"
+    url, instance = f"sqlite+aiosqlite:///{database}", f"twice-{secrets.token_hex(3)}"
+    first = ServerProcess(url, instance, tmp_path)
+    await first.start()
+    try:
+        second = ServerProcess(url, instance, tmp_path)
+        assert second.port != first.port
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, *second.args,
+            cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        )  # fmt: skip
+        try:
+            output, _ = await asyncio.wait_for(process.communicate(), 60)
+        finally:
+            if process.returncode is None:  # it serves, or hangs: not left behind
+                process.kill()
+                await process.wait()
+        assert process.returncode == 1, output
+        assert output.decode().splitlines()[-1] == (
+            f"plyarena serve: error: another server runs as instance {instance!r} on the database file "
+            f"{database} (it holds {instance_lock_file(database, instance)}): give each server its own "
+            "--instance-id"
+        )
+        assert first.process is not None and first.process.returncode is None, "the first one serves on"
+    finally:
+        await first.stop()
