@@ -156,9 +156,11 @@ class BotPlayer:
         self.capacity = capacity if capacity is not None else Capacity(None)
         self.link = Link(url, spec.name, self, token=token, backoff=backoff, seed=seed)
         self.resume = resume
-        """Whether to take up a match the server says we sit in but this bot does not follow
-        (``None``: every one); a fleet whose bot shares its identity over several connections
-        leaves a match to the connection that plays it."""
+        """Whether to take up a match the server says we sit in but this bot does not follow (``None``:
+        every one). Asked about each such match of a welcome in turn, once the ones before it are taken
+        up (so :attr:`playing` counts them): a fleet whose bot shares its identity over several
+        connections leaves a match to the connection that plays it, and stops at the games one
+        connection may play (the rest it gives to other connections, with :meth:`play_on`)."""
         self.welcomed = welcomed
         """Called after each ``welcome``, once the matches it lists are taken up (a fleet keeps the
         token, which is new after a refused one)."""
@@ -242,6 +244,19 @@ class BotPlayer:
         self._take_up(reply.match_id, ticket)
         return reply.match_id
 
+    def play_on(self, match_id: str) -> None:
+        """Take up a match this bot's player sits in that this connection does not follow, and catch up
+        on it: a fleet hands it over from the welcome of another connection of the same player, which had
+        no room for it. It takes a place in :attr:`capacity` like any other game.
+
+        Raises ``ConnectionError`` if the bot is not connected now (one that is not welcomed yet takes up
+        what its own welcome lists, as :attr:`resume` lets it).
+        """
+        if not self.link.connected.is_set():
+            raise ConnectionError(f"{self.spec.name} is not connected to {self.url}")
+        if match_id not in self.sessions:
+            self._spawn(self._catch_up(self._take_up(match_id)))
+
     async def _connected(self) -> None:
         self.start()
         await self.link.wait_connected()
@@ -249,14 +264,19 @@ class BotPlayer:
     # ------------------------------------------------------------------ link callbacks
 
     async def on_welcome(self, welcome: wire.Welcome) -> None:
-        """(Re)connected: catch up on every match we follow, and on any the server says we sit in."""
-        followed = {match_id for match_id, session in self.sessions.items() if session.log is not None}
-        # Listed but not followed: one we never heard of, or one whose join reply the drop swallowed.
-        listed = {match_id for match_id in welcome.matches if match_id not in followed}
-        if self.resume is not None:
-            listed = {match_id for match_id in listed if self.resume(match_id)}
-        for match_id in followed | listed:
+        """(Re)connected: catch up on every match we follow, and on those the server says we sit in that
+        :attr:`resume` lets us take up."""
+        followed = [match_id for match_id, session in self.sessions.items() if session.log is not None]
+        for match_id in followed:
             self._spawn(self._catch_up(self._take_up(match_id)))
+        # Listed but not followed: one we never heard of, or one whose join reply the drop swallowed. Each is
+        # taken up before resume is asked about the next.
+        for match_id in dict.fromkeys(welcome.matches):
+            session = self.sessions.get(match_id)
+            if session is not None and session.log is not None:
+                continue
+            if self.resume is None or self.resume(match_id):
+                self._spawn(self._catch_up(self._take_up(match_id)))
         if self.welcomed is not None:
             self.welcomed(self)
 
