@@ -21,7 +21,8 @@ through an ``announce`` callback, so servers can list the bots at ``/api/bots``.
 With a state file (:mod:`bots.fleet_state`) the fleet keeps each bot's token,
 and on start brings every bot identity it keeps back as the same player: the
 server's ``welcome`` lists the matches that bot still plays, and it plays on
-(see :meth:`Fleet._bring_back`). Resumed games count against ``max_games``.
+(see :meth:`Fleet._bring_back`), over as many connections as those games need
+(:meth:`Fleet._resumes`). Resumed games count against ``max_games``.
 """
 
 from __future__ import annotations
@@ -397,13 +398,44 @@ class Fleet:
             url, spec, self.pool, manners=self.config.manners, capacity=self.capacity,
             backoff=self.config.backoff, token=token, welcomed=self._welcomed,
         )  # fmt: skip
-        # After a reconnection, leave a match the server lists to the connection that plays it.
-        player.resume = lambda match_id: (
-            not any(match_id in shard.sessions for shard in shards if shard is not player)
-        )
+        player.resume = lambda match_id: self._resumes(player, match_id)
         shards.append(player)
         player.start()
         return player
+
+    def _resumes(self, player: BotPlayer, match_id: str) -> bool:
+        """Whether ``player`` takes up ``match_id``, which its welcome lists and it does not follow.
+
+        The server lists every unfinished match of the player, whichever connection of the bot plays it,
+        so after a reconnection a match another connection plays is left to that one. Otherwise a
+        connection takes up what it has room for (:data:`GAMES_PER_CONNECTION`), and :meth:`_welcomed`
+        gives the rest to other connections of the same bot: when a fleet comes back from its state file
+        with a bot that plays more games than one connection may, or when a reconnection finds a game no
+        connection follows (one whose join reply was lost).
+        """
+        shards = self.players.get((player.url, player.spec), [])
+        if any(match_id in shard.sessions for shard in shards if shard is not player):
+            return False
+        return match_id in player.sessions or player.playing < GAMES_PER_CONNECTION
+
+    def _hand_on(self, player: BotPlayer) -> None:
+        """Give each match ``player``'s welcome lists that no connection of its bot plays (it had no room,
+        see :meth:`_resumes`) to a connection with room, opening one if need be.
+
+        A connection already welcomed takes it up at once; a new one (or one still connecting) takes up
+        what it has room for when its own welcome lists them, and hands on the rest in turn.
+        """
+        welcome = player.link.welcome
+        shards = self.players.get((player.url, player.spec), [])
+        if welcome is None or player not in shards:
+            return
+        for match_id in welcome.matches:
+            if any(match_id in shard.sessions for shard in shards):
+                continue
+            shard = self._player(player.url, player.spec)
+            if not shard.link.connected.is_set():
+                return
+            shard.play_on(match_id)
 
     def bots(self) -> list[BotPlayer]:
         """Every bot connection of the fleet."""
@@ -427,12 +459,14 @@ class Fleet:
         """Connect a bot from the state file as the player it was, and keep it only if it has games.
 
         Its connection says hello with the kept token; the welcome lists the matches that player still
-        plays there, and the bot takes them up (each takes a place in :attr:`capacity`). The connection
-        was opened only to ask, so it is closed again when it has nothing to play (its games ended while
-        the fleet was away; or the server refused the token, a different database say, and it became a
-        new player, whose token the file now keeps), or when its server has not answered within
-        ``restore_patience_s``; the token stays in the file, and the next time the fleet seats that bot
-        there it comes back as the same player.
+        plays there, and the bot takes them up (each takes a place in :attr:`capacity`): up to
+        :data:`GAMES_PER_CONNECTION` on this connection, the rest on more connections of the same bot
+        with the same token, each opened by the welcome of the one before (:meth:`_resumes`,
+        :meth:`_hand_on`). The first connection was opened only to ask, so it is closed again when it
+        has nothing to play (its games ended while the fleet was away; or the server refused the token, a
+        different database say, and it became a new player, whose token the file now keeps), or when
+        its server has not answered within ``restore_patience_s``; the token stays in the file, and the
+        next time the fleet seats that bot there it comes back as the same player.
         """
         player = self._player(url, spec)
         welcomed = self._restoring[player] = asyncio.Event()
@@ -444,17 +478,20 @@ class Fleet:
                         "their grace runs out)", spec.name, url, self.config.restore_patience_s)  # fmt: skip
         finally:
             del self._restoring[player]
-        if player.sessions:
-            log.info("%s resumes %d game(s) at %s", spec.name, len(player.sessions), url)
+        if player.sessions and player.link.welcome is not None:
+            log.info("%s resumes %d game(s) at %s, %d on its first connection", spec.name,
+                     len(player.link.welcome.matches), url, len(player.sessions))  # fmt: skip
         await self._drop_if_idle(url, spec, player)
 
     def _welcomed(self, player: BotPlayer) -> None:
-        """A bot was welcomed: keep its token (new after a refused one) in the state file, if any."""
+        """A bot was welcomed: keep its token (new after a refused one) in the state file, if any, and give
+        the games it listed but had no room for to other connections (:meth:`_hand_on`)."""
         if self.state is not None and player.link.token is not None:
             try:
                 self.state.remember(player.url, player.spec.name, player.link.token)
             except FleetStateError as error:
                 log.warning("%s; playing on, and trying again at the next welcome", error)
+        self._hand_on(player)
         restoring = self._restoring.get(player)
         if restoring is not None:
             restoring.set()

@@ -391,6 +391,75 @@ async def test_a_fleet_restarted_with_its_state_file_plays_on_in_its_game_as_the
     assert path.stat().st_ino == written, "the same token again: the file is not rewritten"
 
 
+async def test_a_fleet_restarted_with_more_games_than_a_connection_plays_spreads_them_over_connections(
+    arena: Server, connect: Connect, pool: WatchedPool, tmp_path: Path
+) -> None:
+    path = tmp_path / "fleet.json"
+    games = 2 * GAMES_PER_CONNECTION + 1  # a connection's worth, another's, and one more
+    spec = BotSpec.of("tictactoe", 1)
+    config = FleetConfig(
+        levels=parse_levels("tictactoe:1"), max_games=games, idle_wait_s=None, backoff=FAST_BACKOFF
+    )
+    # One person per game: one connection playing them all would outrun the server's rate limit.
+    people = [await connect.player(arena, f"Person {number}") for number in range(games)]
+
+    played: dict[str, tuple[ArenaClient, tuple[str, ...]]] = {}
+    before = Fleet(pool, config, state=FleetState.open(path))
+    before.follow_server(arena.ws_url)
+    async with before:
+        for person in people:
+            state = await person.request("match.create", game="tictactoe", seat=0, bot={"level": 1})
+            played[state["match_id"]] = (person, ())
+        for match_id, (person, _) in played.items():
+            seated = await person.expect(type_="seated", match_id=match_id, seat=1, timeout=10)
+            bot_id = seated["player"]["id"]
+            assert (await person.request("move", match_id=match_id, ply=0, move="b2"))["type"] == "moved"
+            answer = await person.expect(type_="moved", match_id=match_id, ply=1, seat=1)
+            played[match_id] = (person, ("b2", answer["move"]))
+        assert len(before.players[(arena.ws_url, spec)]) == 3, "the fleet played them on three connections"
+    for match_id, (person, _) in played.items():  # closed as a killed process would be: no leave, no resign
+        await person.expect(type_="presence", match_id=match_id, seat=1, connected=False)
+    token = FleetState.load(path).token(arena.ws_url, spec.name)
+
+    after = Fleet(pool, config, state=FleetState.open(path))
+    after.follow_server(arena.ws_url)
+    async with after:
+        for match_id, (person, _) in played.items():
+            await person.expect(type_="presence", match_id=match_id, seat=1, connected=True, timeout=10)
+        shards = after.players[(arena.ws_url, spec)]
+
+        def resumed() -> list[str]:
+            """Each game a connection of the bot has the state of, once per connection that has it."""
+            return [
+                match_id for shard in shards for match_id, session in shard.sessions.items() if session.log
+            ]
+
+        await wait_until(lambda: len(resumed()) >= games, 10, "the bot to have the state of every game")
+        assert sorted(resumed()) == sorted(played), "every game is resumed, and by one connection only"
+        sizes = sorted(len(shard.sessions) for shard in shards)
+        assert sizes == [1, GAMES_PER_CONNECTION, GAMES_PER_CONNECTION], "no more than a connection may play"
+        assert {shard.link.token for shard in shards} == {token}
+        assert {player_id(shard) for shard in shards} == {bot_id}, "one player over every connection"
+        for match_id in played:  # the server agrees: one connection of the bot follows each game
+            watchers = arena.host.matches[match_id].watchers
+            assert [watcher.player_id for watcher in watchers].count(bot_id) == 1
+        assert after.capacity.in_use == games and after.capacity.full, "every resumed game counts"
+
+        ended = await asyncio.gather(
+            *(
+                play_against_bot(person, "tictactoe", match_id, moves)
+                for match_id, (person, moves) in played.items()
+            )
+        )
+        await wait_until(lambda: after.capacity.in_use == 0, 5, "every game's place to come back")
+
+    for match_id, last in zip(played, ended, strict=True):
+        record = await api(arena, f"/api/matches/{match_id}")
+        assert (record["status"], last["reason"]) == ("finished", rules_reason("tictactoe", record))
+        assert record["seats"][1]["player"]["id"] == bot_id
+        assert len(record["moves"]) >= 4, "the bot moved again after the restart"
+
+
 async def test_a_state_file_that_cannot_be_written_in_play_is_warned_of_and_the_bots_play_on(
     arena: Server, connect: Connect, start_fleet: StartFleet, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
