@@ -337,6 +337,63 @@ async def test_bots_resume_their_game_after_the_server_restarts(
     assert [move["ply"] for move in record["moves"]] == list(range(len(record["moves"])))
 
 
+class GatedPool:
+    """A search pool (duck-typed) whose searches wait for ``gate``: a bot using it holds its moves until a
+    test opens the gate."""
+
+    def __init__(self, pool: SearchPool, gate: asyncio.Event) -> None:
+        self.pool = pool
+        self.gate = gate
+
+    async def think(self, request: ThinkRequest) -> ThinkResult:
+        await self.gate.wait()
+        return await self.pool.think(request)
+
+
+async def test_after_the_server_restarts_each_connection_of_a_busy_bot_plays_on_in_its_own_games(
+    tmp_path: Path, pool: WatchedPool, start_fleet: StartFleet
+) -> None:
+    config = ServerConfig(port=0, db_url=f"sqlite+aiosqlite:///{tmp_path / 'restart.sqlite3'}",
+                          instance_id="bots-restart-shards", grace_s=30.0)  # fmt: skip
+    games = GAMES_PER_CONNECTION + 1
+    spec = BotSpec.of("tictactoe", 1)
+    gate = asyncio.Event()  # the host holds its moves until the server is back
+    async with contextlib.AsyncExitStack() as stack:
+        async with running_server(config) as server:
+            config = replace(config, port=server.port)
+            fleet = await start_fleet(server=server, levels=parse_levels("tictactoe:1"), max_games=games)
+            host = BotPlayer(server.ws_url, BotSpec.of("tictactoe", 2), GatedPool(pool, gate),  # type: ignore[arg-type]
+                             backoff=FAST_BACKOFF)  # fmt: skip
+            stack.push_async_callback(host.close)
+            match_ids = [
+                await host.create("tictactoe", seat=1, bot=wire.BotRequest(level=1)) for _ in range(games)
+            ]
+            await wait_until(
+                lambda: all(host.sessions[m].moves for m in match_ids), 10, "the bot's first moves"
+            )
+            shards = fleet.players[(server.ws_url, spec)]
+            held = [set(shard.sessions) for shard in shards]
+            assert sorted(map(len, held)) == [1, GAMES_PER_CONNECTION]
+
+        async with running_server(config) as server:  # back on the same port, its matches restored
+            await wait_until(
+                lambda: all(shard.link.connections >= 2 for shard in shards), 10, "reconnections"
+            )
+            bot_id = player_id(shards[0])
+
+            def followers(match_id: str) -> list[str | None]:
+                return [watcher.player_id for watcher in server.host.matches[match_id].watchers]
+
+            await wait_until(lambda: all(bot_id in followers(m) for m in match_ids), 10, "the bot to follow")
+            assert all(followers(match_id).count(bot_id) == 1 for match_id in match_ids), "by one connection"
+            assert [set(shard.sessions) for shard in shards] == held, "no connection took up another's game"
+            gate.set()
+            results = [await finish(host, match_id) for match_id in match_ids]
+
+    assert all(result.status == "finished" for result in results), results
+    assert fleet.playing == 0
+
+
 def player_id(player: BotPlayer) -> str:
     """Who the server last welcomed ``player`` as."""
     assert player.link.welcome is not None
