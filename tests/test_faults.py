@@ -1,4 +1,4 @@
-"""Faults: the server killed mid-play, the broker gone and back, the database cut off and back.
+"""Faults: the server killed mid-play, the broker gone and back, the database restarted or cut off.
 
 - SIGKILL a real ``plyarena serve`` with twenty live matches between two bots
   (``bots.client``, which reconnect by themselves): after the restart no
@@ -7,8 +7,11 @@
 - Stop a private Mosquitto under a server and a ``plyarena bots --mqtt`` fleet:
   WebSocket play and the lobby go on; once the broker is back, lobby entries
   flow over MQTT again and the fleet seats bots from them.
-- Cut PostgreSQL off (a TCP relay in front of it) under load: requests are
-  refused ``unavailable`` and nothing is half-stored; service resumes after.
+- Restart a private PostgreSQL under load (a fast shutdown, which ends every
+  session, then a start on the same port), and cut the shared one off (a TCP
+  relay in front of it, which breaks connections without a word): either way
+  requests are refused ``unavailable`` and nothing is half-stored; service
+  resumes after.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import random
 import secrets
 import sys
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,7 +38,13 @@ from support.fixtures import Connect
 from support.fuzz_arena import api_get
 from support.play import decisive_game, open_match, play_moves
 from support.process import ServerProcess
-from support.services import PrivateMosquitto, TcpProxy, mosquitto_binary
+from support.services import (
+    PrivateMosquitto,
+    PrivatePostgres,
+    TcpProxy,
+    mosquitto_binary,
+    postgres_binaries,
+)
 from support.waiting import wait_until
 
 from bots.client import BotPlayer, BotSpec
@@ -314,6 +323,27 @@ class Load:
                 client.take_unread()
 
 
+@pytest.fixture
+async def private_postgres() -> AsyncIterator[PrivatePostgres]:
+    cluster = PrivatePostgres(postgres_binaries())
+    try:
+        await cluster.start()
+        yield cluster
+    finally:
+        await cluster.close()
+
+
+async def test_requests_fail_cleanly_while_postgresql_restarts_and_service_resumes(
+    private_postgres: PrivatePostgres, connect: Connect
+) -> None:
+    database = private_postgres
+    config = ServerConfig(port=0, db_url=database.url, instance_id=f"faults-pg-down-{secrets.token_hex(3)}")
+    async with running_server(config) as server:
+        loads, players = await outage_under_load(server, connect, database.stop, database.start)
+        await server.store.close()
+    await assert_stored_exactly(database.url, loads, players=len(players) + 1, matches=len(loads) + 1)
+
+
 async def test_requests_fail_cleanly_while_postgresql_is_cut_off_and_service_resumes(
     postgres_url: str, connect: Connect
 ) -> None:
@@ -325,34 +355,45 @@ async def test_requests_fail_cleanly_while_postgresql_is_cut_off_and_service_res
         config = ServerConfig(port=0, db_url=proxied, instance_id=f"faults-pg-{secrets.token_hex(3)}")
         try:
             async with running_server(config) as server:
-                loads, players = await start_load(server, connect)
-                stop = asyncio.Event()
-                running = [asyncio.create_task(load.run(stop)) for load in loads]
-                await wait_until(lambda: all(len(load.acknowledged) >= 4 for load in loads), 20, "moves")
-
-                await proxy.cut()
-                await wait_until(
-                    lambda: all(load.refusals["unavailable"] >= 3 for load in loads), 20, "refusals"
-                )
-                await during_the_outage(server, connect, players[0])
-
-                await proxy.start()
-                resumed_at = {load.match_id: len(load.acknowledged) for load in loads}
-                await wait_until(
-                    lambda: all(len(load.acknowledged) >= resumed_at[load.match_id] + 4 for load in loads),
-                    20,
-                    "moves after the database came back",
-                )
-                newcomer = await connect(server)
-                assert (await newcomer.hello("After"))["type"] == "welcome"
-                assert (await newcomer.request("match.create", game="othello"))["type"] == "match.state"
-                assert (await api_get(server.http_url, "/healthz"))[0] == 200
-                stop.set()
-                await asyncio.gather(*running)
+                loads, players = await outage_under_load(server, connect, proxy.cut, proxy.start)
                 await server.store.close()
         finally:
             await proxy.close()
         await assert_stored_exactly(direct_url, loads, players=len(players) + 1, matches=len(loads) + 1)
+
+
+async def outage_under_load(
+    server: Server,
+    connect: Connect,
+    go_down: Callable[[], Awaitable[None]],
+    come_back: Callable[[], Awaitable[None]],
+) -> tuple[list[Load], list[ArenaClient]]:
+    """Six matches play on while the database goes down and comes back: while it is down, every move is
+    refused ``unavailable`` and what needs the database is refused; after, the matches move on and new
+    players and matches are stored. Returns the loads and their players (plus one newcomer stored)."""
+    loads, players = await start_load(server, connect)
+    stop = asyncio.Event()
+    running = [asyncio.create_task(load.run(stop)) for load in loads]
+    await wait_until(lambda: all(len(load.acknowledged) >= 4 for load in loads), 20, "moves")
+
+    await go_down()
+    await wait_until(lambda: all(load.refusals["unavailable"] >= 3 for load in loads), 20, "refusals")
+    await during_the_outage(server, connect, players[0])
+
+    await come_back()
+    resumed_at = {load.match_id: len(load.acknowledged) for load in loads}
+    await wait_until(
+        lambda: all(len(load.acknowledged) >= resumed_at[load.match_id] + 4 for load in loads),
+        20,
+        "moves after the database came back",
+    )
+    newcomer = await connect(server)
+    assert (await newcomer.hello("After"))["type"] == "welcome"
+    assert (await newcomer.request("match.create", game="othello"))["type"] == "match.state"
+    assert (await api_get(server.http_url, "/healthz"))[0] == 200
+    stop.set()
+    await asyncio.gather(*running)
+    return loads, players
 
 
 async def start_load(server: Server, connect: Connect) -> tuple[list[Load], list[ArenaClient]]:

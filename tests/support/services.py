@@ -1,4 +1,5 @@
-"""Services of a test's own, to break at will: a private Mosquitto, and a TCP relay that can be cut.
+"""Services of a test's own, to break at will: a private Mosquitto, a private PostgreSQL, and a TCP
+relay that can be cut.
 
 Fault tests stop brokers and cut databases; they never touch the machine's
 shared services (Mosquitto on 1883, PostgreSQL on 5432), which other tests and
@@ -10,10 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import glob
 import os
+import pwd
 import shutil
+import signal
+import subprocess
+import tempfile
 import time
 
+import asyncpg
 import pytest
 
 from support.process import free_port
@@ -37,6 +44,16 @@ def mosquitto_binary() -> str:
         missing("Mosquitto", "no mosquitto binary (apt-get install mosquitto)")
     assert found is not None
     return found
+
+
+def postgres_binaries() -> str:
+    """The directory of PostgreSQL's server programs (``initdb``, ``postgres``), the newest installed."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda path: int(path.split("/")[4]))
+    initdb = found[-1] if found else shutil.which("initdb")
+    if initdb is None:
+        missing("PostgreSQL's server programs", "no initdb (apt-get install postgresql)")
+    assert initdb is not None
+    return os.path.dirname(initdb)
 
 
 async def wait_for_port(port: int, timeout: float = READY_TIMEOUT_S) -> None:
@@ -138,3 +155,66 @@ class TcpProxy:
         finally:
             with contextlib.suppress(OSError):
                 writer.transport.abort()
+
+
+class PrivatePostgres:
+    """A PostgreSQL cluster of the test's own, in a scratch directory, on a free port: stopped as an
+    operator's restart stops it (a fast shutdown: every session is told ``terminating connection due to
+    administrator command`` and closed) and started again, on the same port, with its data.
+
+    PostgreSQL will not run as root, so as root (CI) it runs as the ``postgres`` user, in a directory
+    given to that user."""
+
+    def __init__(self, binaries: str) -> None:
+        self.binaries = binaries
+        self.port = free_port()
+        self.directory = tempfile.mkdtemp(prefix="plyarena-postgres-")
+        self.process: asyncio.subprocess.Process | None = None
+        self._user: dict[str, object] = {}
+        if os.geteuid() == 0:
+            try:
+                account = pwd.getpwnam("postgres")
+            except KeyError:
+                missing("PostgreSQL's server programs", "running as root, and there is no postgres user")
+            os.chown(self.directory, account.pw_uid, account.pw_gid)
+            self._user = {"user": account.pw_uid, "group": account.pw_gid, "extra_groups": []}
+        subprocess.run(
+            [os.path.join(binaries, "initdb"), "-D", self.directory, "-U", "postgres", "--auth=trust",
+             "-E", "UTF8", "--no-sync"],
+            check=True, capture_output=True, **self._user,  # type: ignore[arg-type]
+        )  # fmt: skip
+
+    @property
+    def url(self) -> str:
+        return f"postgresql+asyncpg://postgres@127.0.0.1:{self.port}/postgres"
+
+    async def start(self) -> None:
+        """Start the cluster on its port (the same one every time) and wait until it takes connections."""
+        self.process = await asyncio.create_subprocess_exec(
+            os.path.join(self.binaries, "postgres"), "-D", self.directory, "-p", str(self.port),
+            "-k", self.directory, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off",
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL, **self._user,
+        )  # fmt: skip
+        await wait_for_port(self.port)
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while True:  # (it listens before it takes sessions: "the database system is starting up")
+            try:
+                connection = await asyncpg.connect(host="127.0.0.1", port=self.port, user="postgres")
+            except (OSError, asyncpg.PostgresError):
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.05)
+            else:
+                await connection.close()
+                return
+
+    async def stop(self) -> None:
+        """A fast shutdown (SIGINT), as ``pg_ctl restart -m fast`` begins one; wait until it is down."""
+        if self.process is not None and self.process.returncode is None:
+            self.process.send_signal(signal.SIGINT)
+            await self.process.wait()
+        self.process = None
+
+    async def close(self) -> None:
+        await self.stop()
+        shutil.rmtree(self.directory, ignore_errors=True)
