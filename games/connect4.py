@@ -133,9 +133,12 @@ def column_of(cell: int) -> int:
     return (cell.bit_length() - 1) // COLUMN_BITS
 
 
+_COLUMN_NAMES = tuple(str(column + 1) for column in range(WIDTH))
+
+
 def column_name(column: int) -> str:
     """The digit that names ``column`` (0-based) in the notation."""
-    return str(column + 1)
+    return _COLUMN_NAMES[column]
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,13 +279,13 @@ class ConnectFour:
         return column
 
     def format_move(self, move: int) -> str:
-        return column_name(move)
+        return _COLUMN_NAMES[move]
 
     def grid(self) -> tuple[str, ...]:
         red, yellow = self.stones(0), self.stones(1)
+        bits = _ROW_BITS  # (a list, not a generator, into the tuple: one frame fewer on every move)
         return tuple(
-            _ROW_TEXT[red >> row & _ROW_BITS | (yellow >> row & _ROW_BITS) << 1]
-            for row in _ROW_SHIFTS_TOP_DOWN
+            [_ROW_TEXT[red >> row & bits | (yellow >> row & bits) << 1] for row in _ROW_SHIFTS_TOP_DOWN]
         )
 
     def __str__(self) -> str:
