@@ -98,17 +98,20 @@ class Clock:
 
     def remaining(self, now: float) -> tuple[int, int]:
         """Both seats' times at ``now``; a seat that has flagged shows 0, never less."""
-        if self.running is None:
+        running = self.running
+        if running is None:
             return self.remaining_ms
-        times = list(self.remaining_ms)
-        times[self.running] = max(0, times[self.running] - self.elapsed_ms(now))
-        return times[0], times[1]
+        first, second = self.remaining_ms
+        if running == 0:
+            return max(0, first - self.elapsed_ms(now)), second
+        return first, max(0, second - self.elapsed_ms(now))
 
     def flagged(self, now: float) -> int | None:
         """The seat whose time has run out at ``now``, if any."""
-        if self.running is None:
+        running = self.running
+        if running is None or self.remaining_ms[running] > self.elapsed_ms(now):
             return None
-        return self.running if self.remaining(now)[self.running] <= 0 else None
+        return running
 
     def deadline(self) -> float | None:
         """When the running seat will flag unless it moves first."""
