@@ -357,9 +357,10 @@ class MatchHost:
         """
         live = self.matches.get(match_id) or await self.get(match_id)
         async with live.lock:
-            answered = await self._settle_unsure_move(live, requester, request_id, resend)
-            if answered is not None:
-                return answered
+            if live.unsure_ply is not None or live.unsure_finish:  # (rare: no coroutine made otherwise)
+                answered = await self._settle_unsure_move(live, requester, request_id, resend)
+                if answered is not None:
+                    return answered
             await self._tick(live)
             step = intent(live.match, now=self.now())
             if step.duplicate:
@@ -465,7 +466,9 @@ class MatchHost:
         before, live.match = live.match, step.match
         live.log.append(step.events)
         self._send(live, step.events, requester, request_id)
-        self.metrics.moves_total += sum(isinstance(event, Moved) for event in step.events)
+        for event in step.events:
+            if isinstance(event, Moved):
+                self.metrics.moves_total += 1
         for effect in step.effects:
             if isinstance(effect, CreateRematch):
                 self._start_rematch(live, effect.match)

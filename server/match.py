@@ -496,6 +496,8 @@ class Match(msgspec.Struct, frozen=True):
             and (flagged := self.clock.flagged(now)) is not None
         ):
             return self._finish(Finish(FINISHED, 1 - flagged, f"seat {flagged} ran out of time"), now)
+        if self.absent_since == (None, None):  # (nearly always: no one is away, no grace to run out)
+            return Step(self)
         gone = [since is not None and now >= since + self.grace_s for since in self.absent_since]
         if self.status == OPEN and any(gone):
             return self._finish(Finish(ABORTED, None, "the player who opened the match left"), now)
@@ -568,12 +570,9 @@ class Match(msgspec.Struct, frozen=True):
 
     def _step(self, events: Sequence[MatchEvent], effects: Sequence[Effect] = ()) -> Step:
         """Number ``events`` after this match's last event and wrap everything in a :class:`Step`."""
-        numbered = tuple(_with_seq(event, self.seq + index) for index, event in enumerate(events, start=1))
-        return Step(replace(self, seq=self.seq + len(numbered)), numbered, tuple(effects))
-
-
-def _with_seq(event: MatchEvent, seq: int) -> MatchEvent:
-    return replace(event, seq=seq)
+        seq = self.seq
+        numbered = tuple([replace(event, seq=seq + index) for index, event in enumerate(events, start=1)])
+        return Step(replace(self, seq=seq + len(numbered)), numbered, tuple(effects))
 
 
 # --------------------------------------------------------------------------- the event log
