@@ -473,6 +473,7 @@ not UTF-8 (frames are read as bytes, unchecked)."""
 _envelope_decoder = msgspec.json.Decoder(_Envelope)
 _id_decoder = msgspec.json.Decoder(_IdOnly)
 _request_decoders = {tag: msgspec.json.Decoder(cls) for tag, cls in REQUEST_TYPES.items()}
+_any_request_decoder = msgspec.json.Decoder(ClientMessage)
 _encoder = msgspec.json.Encoder()
 
 
@@ -486,6 +487,10 @@ def decode_request(frame: bytes | str, max_bytes: int, *, binary: bool = False) 
     if binary:
         message = "requests are JSON text in text frames: a binary frame is not read"
         raise UndecodableRequest(ErrorCode.BINARY_FRAME, message, peek_request_id(data, len(data)))
+    try:  # a good request in one pass; only a bad one is read again, step by step, to say what is wrong
+        return _any_request_decoder.decode(data)
+    except _UNREADABLE:
+        pass
     if not data.lstrip()[:1] == b"{":
         raise UndecodableRequest(ErrorCode.BAD_JSON, "a request must be a JSON object", None)
     try:
