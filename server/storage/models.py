@@ -20,6 +20,7 @@ Indexes follow the queries the server makes:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -67,15 +68,38 @@ class UTCDateTime(TypeDecorator[datetime]):
     def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
-        if value.tzinfo is None or value.utcoffset() is None:
-            raise ValueError(f"timestamp {value.isoformat()} has no time zone; pass an aware datetime")
-        value = value.astimezone(UTC)
+        value = _in_utc(value)
         return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def bind_processor(self, dialect: Dialect) -> Callable[[datetime | None], Any] | None:
+        """On SQLite, the text SQLAlchemy would store, made in one step instead of two.
+
+        SQLAlchemy runs :meth:`process_bind_param` and then its SQLite ``DATETIME``
+        formatting, two Python functions and a ``%`` format of seven fields, for
+        every move's timestamp; ``isoformat`` gives the same text in C, in half
+        the time (``tests/test_storage_types.py`` holds the two to the same text).
+        """
+        if dialect.name != "sqlite":
+            return super().bind_processor(dialect)
+
+        def naive_utc_text(value: datetime | None) -> str | None:
+            if value is None:
+                return None
+            return _in_utc(value).replace(tzinfo=None).isoformat(" ", "microseconds")
+
+        return naive_utc_text
 
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _in_utc(value: datetime) -> datetime:
+    """``value`` in UTC; a naive datetime is refused, not guessed at."""
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(f"timestamp {value.isoformat()} has no time zone; pass an aware datetime")
+    return value.astimezone(UTC)
 
 
 class Base(DeclarativeBase):

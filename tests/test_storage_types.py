@@ -1,0 +1,61 @@
+"""Column types: what a timestamp becomes on each database."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from sqlalchemy import Dialect, TypeDecorator
+from sqlalchemy.dialects import postgresql, sqlite
+
+from server.storage.models import UTCDateTime
+
+SQLITE = sqlite.dialect()
+
+zones = st.builds(
+    timezone, st.integers(min_value=-23 * 60 - 59, max_value=23 * 60 + 59).map(lambda m: timedelta(minutes=m))
+)
+aware = st.datetimes(
+    min_value=datetime(1900, 1, 2), max_value=datetime(9999, 12, 30), timezones=zones | st.just(UTC)
+)
+
+
+def bind(dialect: Dialect) -> Callable[[Any], Any]:
+    """How a statement compiled for ``dialect`` binds a timestamp: the type as adapted to the dialect."""
+    processor = UTCDateTime().dialect_impl(dialect).bind_processor(dialect)
+    assert processor is not None
+    return processor
+
+
+def sqlalchemy_own_processor(dialect: Dialect) -> Callable[[Any], Any]:
+    """What SQLAlchemy would bind without our shortcut: this type's step, then the dialect's."""
+    processor = TypeDecorator.bind_processor(UTCDateTime().dialect_impl(dialect), dialect)
+    assert processor is not None
+    return processor
+
+
+@given(aware)
+def test_sqlite_timestamps_are_the_text_sqlalchemy_would_store(value: datetime) -> None:
+    text = bind(SQLITE)(value)
+    assert text == sqlalchemy_own_processor(SQLITE)(value)
+    assert text == value.astimezone(UTC).strftime(
+        "%Y-%m-%d %H:%M:%S.%f"
+    )  # naive UTC, in time order
+
+
+def test_no_timestamp_stays_null_and_a_naive_one_is_refused() -> None:
+    processor = bind(SQLITE)
+    assert processor(None) is None
+    with pytest.raises(ValueError, match="no time zone"):
+        processor(datetime(2026, 3, 1, 12, 0))
+
+
+def test_postgresql_keeps_the_aware_timestamp() -> None:
+    dialect = postgresql.asyncpg.dialect()  # type: ignore[attr-defined]
+    at = datetime(2026, 3, 1, 12, 0, tzinfo=timezone(timedelta(hours=2)))
+    bound = UTCDateTime().process_bind_param(at, dialect)
+    assert bound == at and bound is not None and bound.tzinfo == UTC
