@@ -29,7 +29,7 @@ from bots.loadgen.report import (
     render_markdown,
     run_row,
 )
-from bots.loadgen.run import ServerBenchPlan
+from bots.loadgen.run import ServerBenchPlan, report_notes
 from bots.loadgen.target import parse_metrics
 from plyarena.cli import main
 
@@ -221,3 +221,15 @@ def test_a_tiny_run_of_level_one_bots_reports_every_figure(tmp_path: Path) -> No
     for field in (*SECTION_FIELDS, "| echo | bots |"):
         assert field in section, field
     assert "| connections held | 10,000 | 6 |" in section
+
+
+def test_a_window_held_back_by_its_load_generators_says_so() -> None:
+    plan = ServerBenchPlan(clients=20, matches=10, duration_s=1.0, mode="bots")
+    bots = replace(window("bots", 8.0), asked_per_s=None, server_cpu=0.38, loadgen_cpu=1.57)
+    saturated = replace(window("flat-out", 40.0), asked_per_s=300.0, answered_per_s=40.0, server_cpu=0.95)
+    paced = replace(window("paced", 10.0), server_cpu=0.3, loadgen_cpu=0.6)  # got what it asked for
+    notes = report_notes(plan, (bots, saturated, paced))
+    assert notes == (
+        "In the bots window the server used 0.38 of a core and the load generators 1.57: they, not the "
+        "server, set the pace, so its moves/s and round trips measure them.",
+    )

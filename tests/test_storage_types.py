@@ -42,9 +42,7 @@ def sqlalchemy_own_processor(dialect: Dialect) -> Callable[[Any], Any]:
 def test_sqlite_timestamps_are_the_text_sqlalchemy_would_store(value: datetime) -> None:
     text = bind(SQLITE)(value)
     assert text == sqlalchemy_own_processor(SQLITE)(value)
-    assert text == value.astimezone(UTC).strftime(
-        "%Y-%m-%d %H:%M:%S.%f"
-    )  # naive UTC, in time order
+    assert text == value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")  # naive UTC, in time order
 
 
 def test_no_timestamp_stays_null_and_a_naive_one_is_refused() -> None:

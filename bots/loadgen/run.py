@@ -58,6 +58,9 @@ MAX_MOVES_PER_MATCH_S = 30.0
 a second that the server allows a connection (docs/protocol.md); echoing connections keep the same pace."""
 ECHO_PAYLOAD = b'{"type":"move","id":1234,"match_id":"q3Zr8L0bXyE","ply":12,"move":"4"}'
 """A move request's size and shape."""
+SERVER_SPARE_CPU = 0.8
+"""Below this many cores a single-threaded server still had time to spare (a saturated one shows 0.9 and
+more): a window that asked for more and got less was then held back by its load generators."""
 SETTLE_S = 1.0
 """A pause before reading memory, so that the server has handled what just happened."""
 GAUGE_EVERY_S = 1.0
@@ -161,7 +164,7 @@ async def run_server_benchmark(plan: ServerBenchPlan, command: str, progress: Pr
         echo_memory=echo_memory,
         windows=windows,
         echo=echo,
-        notes=_notes(plan, windows),
+        notes=report_notes(plan, windows),
     )
 
 
@@ -291,7 +294,19 @@ def _samples(replies: Sequence[object], window: int) -> list[WindowSamples]:
     return [reply.windows[window] for reply in replies if isinstance(reply, Played)]
 
 
-def _notes(plan: ServerBenchPlan, windows: tuple[WindowResult, ...]) -> tuple[str, ...]:
+def _set_by_the_load(window: WindowResult) -> bool:
+    """Whether a window asked for more moves than it got while the server still had time to spare."""
+    unpaced = window.asked_per_s is None or window.answered_per_s < 0.9 * window.asked_per_s
+    return (
+        window.durable_moves_per_s is not None
+        and unpaced
+        and window.server_cpu < SERVER_SPARE_CPU
+        and window.loadgen_cpu > window.server_cpu
+    )
+
+
+def report_notes(plan: ServerBenchPlan, windows: tuple[WindowResult, ...]) -> tuple[str, ...]:
+    """What a reader of the figures should know that the tables cannot say."""
     notes = []
     for window in windows:
         if window.loadgen_lag_p99_ms > 50:
@@ -299,6 +314,12 @@ def _notes(plan: ServerBenchPlan, windows: tuple[WindowResult, ...]) -> tuple[st
                 f"In the {window.name} window the load generators' own event loops lagged (p99 "
                 f"{window.loadgen_lag_p99_ms:.0f} ms): their round trips include that wait, and they may "
                 "have offered less than asked."
+            )
+        if _set_by_the_load(window):
+            notes.append(
+                f"In the {window.name} window the server used {window.server_cpu:.2f} of a core and the "
+                f"load generators {window.loadgen_cpu:.2f}: they, not the server, set the pace, so its "
+                "moves/s and round trips measure them."
             )
     if plan.mode == "scripted" and plan.matches * MAX_MOVES_PER_MATCH_S < 50_000:
         notes.append(
