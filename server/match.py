@@ -108,11 +108,15 @@ def legal_notation(position: Position) -> list[str]:
     return [position.format_move(move) for move in position.legal_moves()]
 
 
-class Match(msgspec.Struct, frozen=True):
+class Match(msgspec.Struct, frozen=True, gc=False):
     """Everything the server knows about one match, as an immutable value.
 
     A struct rather than a dataclass for its C ``replace``: every intent makes a
     new match, and ``dataclasses.replace`` took about 6% of a loaded server's time.
+    Untracked by the garbage collector (``gc=False``), like the protocol's
+    messages: it holds only values (positions, strings, numbers, other structs),
+    so it can never close a reference cycle, and each move's new match would
+    otherwise wait, with its commit, through a young and a middle collection.
     """
 
     id: str

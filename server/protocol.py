@@ -139,7 +139,12 @@ class LobbyEntry(msgspec.Struct, frozen=True):
 # --------------------------------------------------------------------------- client -> server
 
 
-class Request(msgspec.Struct, tag_field="type", forbid_unknown_fields=True, kw_only=True, frozen=True):
+class Request(
+    msgspec.Struct, tag_field="type", forbid_unknown_fields=True, kw_only=True, frozen=True, gc=False
+):
+    """Base of every request. Untracked by the garbage collector, as is every message here: decoded
+    from JSON or built from values, a message can never close a reference cycle (see ``Match``)."""
+
     id: RequestId = None
 
 
@@ -267,8 +272,11 @@ REQUEST_TYPES: dict[str, type[Request]] = {
 # --------------------------------------------------------------------------- server -> client
 
 
-class ServerMessage(msgspec.Struct, tag_field="type", kw_only=True, frozen=True, omit_defaults=True):
-    """Base of every server message. ``id`` echoes the request a message answers and is left out otherwise."""
+class ServerMessage(
+    msgspec.Struct, tag_field="type", kw_only=True, frozen=True, omit_defaults=True, gc=False
+):
+    """Base of every server message. ``id`` echoes the request a message answers and is left out otherwise.
+    Untracked by the garbage collector, as every request is."""
 
     id: RequestId = None
 
