@@ -184,10 +184,24 @@ class _Positional:
         return values
 
 
+def bind_none_directly() -> None:
+    """Have ``sqlite3`` bind ``None`` (SQL NULL) without looking for a way to adapt it first.
+
+    Python 3.11's ``sqlite3`` binds only exact ints, floats and strings as they are; for any other
+    value, ``None`` included, it asks its adapters, then the protocol's ``__adapt__`` and the value's
+    ``__conform__``, and the two misses each raise and clear an ``AttributeError``: a microsecond for
+    each of the half dozen NULL columns of a move (its engine fields, for a person's move). An adapter
+    registered for ``None`` ends the search at the first step; ``{}.get`` answers ``None`` for any
+    value, in C. (It is process-wide, and changes nothing that is stored: NULL stays NULL.)
+    """
+    sqlite3.register_adapter(type(None), {}.get)
+
+
 class SqliteBatches:
     """Batches applied on one plain ``sqlite3`` connection, synchronously, on the caller's thread."""
 
     def __init__(self, path: str, dialect: Dialect, configure: Callable[[sqlite3.Connection], None]) -> None:
+        bind_none_directly()
         self._connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         configure(self._connection)  # as SQLAlchemy's connections: WAL, a full fsync per commit, foreign keys
         self._connection.execute(f"PRAGMA busy_timeout = {SQLITE_LOOP_BUSY_TIMEOUT_MS}")
