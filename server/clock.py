@@ -8,7 +8,9 @@ tested with a fake clock and the server alone decides what "now" is.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+
+import msgspec
+from msgspec.structs import replace
 
 UNTIMED = "untimed"
 MAX_BASE_MS = 3 * 60 * 60 * 1000
@@ -17,8 +19,7 @@ MAX_INCREMENT_MS = 3 * 60 * 1000
 _TIME_CONTROL = re.compile(r"(?P<minutes>\d{1,3})(?::(?P<seconds>\d{1,2}))?\+(?P<increment>\d{1,3})")
 
 
-@dataclass(frozen=True, slots=True)
-class TimeControl:
+class TimeControl(msgspec.Struct, frozen=True, gc=False):
     """A base time per seat and an increment added after each of its moves."""
 
     base_ms: int
@@ -57,8 +58,7 @@ def describe(control: TimeControl | None) -> str:
     return UNTIMED if control is None else str(control)
 
 
-@dataclass(frozen=True, slots=True)
-class Clock:
+class Clock(msgspec.Struct, frozen=True, gc=False):
     """Both seats' remaining times; at most one runs, since ``started_at``.
 
     ``remaining_ms`` is what each seat had when its clock last stopped; the

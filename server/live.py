@@ -20,7 +20,7 @@ import functools
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -208,7 +208,7 @@ class MatchHost:
                 # Both seats were taken but the start was not stored: start it now.
                 started_at = datetime.now(UTC)
                 await self.store.start_match(record.id, started_at)
-                record = replace(record, status=LIVE, started_at=started_at)
+                record = msgspec.structs.replace(record, status=LIVE, started_at=started_at)
             live = self._adopt(record, game)
             if live is None:
                 continue

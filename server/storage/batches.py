@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
+import msgspec
 from sqlalchemy import Dialect, bindparam, delete, insert, or_, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.dml import Delete, Insert, Update
@@ -87,8 +88,7 @@ SQLITE_LOOP_BUSY_TIMEOUT_MS = 200
 so briefly; a batch that cannot get the lock is retried one write at a time off the loop."""
 
 
-@dataclass(frozen=True, slots=True)
-class Part:
+class Part(msgspec.Struct, frozen=True, gc=False):
     """One row a write inserts or updates: statement ``kind`` of :data:`BATCH_STATEMENTS` with ``params``."""
 
     kind: int

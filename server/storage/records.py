@@ -1,19 +1,25 @@
 """Plain records that cross the storage boundary.
 
-The rest of the server reads and writes these frozen dataclasses and never
+The rest of the server reads and writes these frozen records and never
 touches ORM objects, so sessions stay inside :mod:`server.storage` and a record
 can be handed to any coroutine safely.
+
+They are ``msgspec`` structs rather than dataclasses, as are the match's effects
+and clock: a frozen dataclass's ``__init__`` sets each field through
+``object.__setattr__``, a struct's is in C, and a move makes several of each
+(docs/performance.md, "Instructions on the move path"). Holding values only,
+none can close a reference cycle, so none is tracked by the garbage collector.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import msgspec
 
-@dataclass(frozen=True, slots=True)
-class PlayerRecord:
+
+class PlayerRecord(msgspec.Struct, frozen=True, gc=False):
     """A person or bot known to the server. The token itself is never stored, only its hash."""
 
     id: str
@@ -22,8 +28,7 @@ class PlayerRecord:
     created_at: datetime
 
 
-@dataclass(frozen=True, slots=True)
-class SeatRecord:
+class SeatRecord(msgspec.Struct, frozen=True, gc=False):
     """Who holds a seat of a match (seat 0 moves first)."""
 
     seat: int
@@ -32,8 +37,7 @@ class SeatRecord:
     is_bot: bool
 
 
-@dataclass(frozen=True, slots=True)
-class EngineInfo:
+class EngineInfo(msgspec.Struct, frozen=True, gc=False):
     """What a bot's search said about the move it sent, kept for replays and eval graphs."""
 
     score: int | None = None
@@ -42,8 +46,7 @@ class EngineInfo:
     pv: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class MoveRecord:
+class MoveRecord(msgspec.Struct, frozen=True, gc=False):
     """One ply of a match, as committed.
 
     ``clocks_ms`` are both seats' remaining times right after the move (``None``
@@ -60,8 +63,7 @@ class MoveRecord:
     engine: EngineInfo | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ChatRecord:
+class ChatRecord(msgspec.Struct, frozen=True, gc=False):
     """One chat line of a match, numbered by the ``seq`` of the ``chat`` event that carried it."""
 
     match_id: str
@@ -72,8 +74,7 @@ class ChatRecord:
     said_at: datetime
 
 
-@dataclass(frozen=True, slots=True)
-class MatchFinish:
+class MatchFinish(msgspec.Struct, frozen=True, gc=False):
     """How a match ended, written in the same transaction as its last move when a move ends it."""
 
     status: str  # "finished" or "aborted"
@@ -82,8 +83,7 @@ class MatchFinish:
     finished_at: datetime
 
 
-@dataclass(frozen=True, slots=True)
-class MatchRecord:
+class MatchRecord(msgspec.Struct, frozen=True, gc=False):
     """A match with its seats and, when loaded in full, its moves.
 
     ``status`` is one of ``open`` (waiting for players), ``live``, ``finished``,
@@ -102,7 +102,7 @@ class MatchRecord:
     winner: int | None = None
     reason: str | None = None
     seats: tuple[SeatRecord, ...] = ()
-    moves: tuple[MoveRecord, ...] = field(default=())
+    moves: tuple[MoveRecord, ...] = ()
     rematch_of: str | None = None  # the match this one is a rematch of
     chat: tuple[ChatRecord, ...] = ()
     """The last chat lines, oldest first: only for the unfinished matches a restarted server restores."""

@@ -57,10 +57,11 @@ import uuid
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Self
 
+import msgspec
 from sqlalchemy import Select, func, or_, select, text, tuple_
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
@@ -378,7 +379,8 @@ class Store:
             rows = (await session.scalars(statement)).all()
             chat = await self._last_chat(session, host, last_chat) if rows and last_chat > 0 else {}
         return [
-            replace(_match_record(row, with_moves=True), chat=tuple(chat.get(row.id, ()))) for row in rows
+            msgspec.structs.replace(_match_record(row, with_moves=True), chat=tuple(chat.get(row.id, ())))
+            for row in rows
         ]
 
     @staticmethod
