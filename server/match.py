@@ -104,8 +104,9 @@ class Match(msgspec.Struct, frozen=True, gc=False):
     """Everything the server knows about one match, as an immutable value.
 
     A struct rather than a dataclass for its C ``replace``: every intent makes a
-    new match, and ``dataclasses.replace`` took about 6% of a loaded server's time
-    (its effects, its :class:`Step` and its clock are structs for the same reason).
+    new match, and ``dataclasses.replace`` took about 6% of a loaded server's time.
+    Its effects, its :class:`Step` and its clock are structs too, for their C
+    ``__init__`` (see :mod:`server.storage.records`).
     Untracked by the garbage collector (``gc=False``), like the protocol's
     messages: it holds only values (positions, strings, numbers, other structs),
     so it can never close a reference cycle, and each move's new match would
