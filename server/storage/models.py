@@ -85,7 +85,8 @@ class UTCDateTime(TypeDecorator[datetime]):
         def naive_utc_text(value: datetime | None) -> str | None:
             if value is None:
                 return None
-            return _in_utc(value).replace(tzinfo=None).isoformat(" ", "microseconds")
+            # In UTC the text ends "+00:00"; cutting it off is cheaper than a naive copy to format.
+            return _in_utc(value).isoformat(" ", "microseconds")[:-6]
 
         return naive_utc_text
 
