@@ -36,7 +36,7 @@ import random
 import ssl
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Protocol, Self
@@ -135,15 +135,19 @@ def topic_matches(pattern: str, topic: str) -> bool:
     ``a/#`` matches ``a``, ``a/b`` and ``a/b/c``; ``a/+`` matches ``a/b`` only;
     a leading wildcard does not match the broker's own ``$`` topics.
     """
-    if topic.startswith("$") and pattern[:1] in ("+", "#"):
+    return _levels_match(pattern.split("/"), topic.split("/"), topic.startswith("$"))
+
+
+def _levels_match(pattern: Sequence[str], topic: Sequence[str], system_topic: bool) -> bool:
+    """:func:`topic_matches` on levels already split, so that one split of a topic serves every pattern."""
+    if system_topic and pattern[0] in ("+", "#"):
         return False
-    topic_levels = topic.split("/")
-    for index, level in enumerate(pattern.split("/")):
+    for index, level in enumerate(pattern):
         if level == "#":
             return True
-        if index >= len(topic_levels) or (level != "+" and level != topic_levels[index]):
+        if index >= len(topic) or (level != "+" and level != topic[index]):
             return False
-    return len(pattern.split("/")) == len(topic_levels)
+    return len(pattern) == len(topic)
 
 
 def _check_length(text: str) -> None:
@@ -178,6 +182,7 @@ class Subscription:
         max_queued: int,
     ) -> None:
         self.pattern = pattern
+        self.levels = tuple(pattern.split("/"))
         self.dropped = 0
         self._attach, self._detach = attach, detach
         self._queue: asyncio.Queue[Message | None] = asyncio.Queue(max_queued)
@@ -241,7 +246,10 @@ class _Subscribers:
                 del self.exact[subscription.pattern]
 
     def matching(self, topic: str) -> list[Subscription]:
-        found = [sub for sub in self.wildcard if topic_matches(sub.pattern, topic)]
+        found: list[Subscription] = []
+        if self.wildcard:
+            levels, system_topic = topic.split("/"), topic.startswith("$")
+            found = [sub for sub in self.wildcard if _levels_match(sub.levels, levels, system_topic)]
         found.extend(self.exact.get(topic, ()))
         return found
 
