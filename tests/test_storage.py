@@ -465,6 +465,47 @@ async def test_writes_and_reads_fail_cleanly_while_the_database_is_unreachable()
         await store.close()
 
 
+POSTGRES_NEGOTIATION_CODES = (80877103, 80877104)
+"""The SSL and GSS encryption requests a client may send before its startup message."""
+
+
+async def answer_starting_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Answer a PostgreSQL client as a server still starting up does: refuse encryption, then send the
+    error ``57P03`` ("the database system is starting up") and hang up."""
+    try:
+        while True:
+            length = int.from_bytes(await reader.readexactly(4), "big")
+            body = await reader.readexactly(length - 4)
+            if int.from_bytes(body[:4], "big") not in POSTGRES_NEGOTIATION_CODES:
+                break  # the startup message
+            writer.write(b"N")
+        fields = b"SFATAL\0VFATAL\0C57P03\0Mthe database system is starting up\0\0"
+        writer.write(b"E" + (len(fields) + 4).to_bytes(4, "big") + fields)
+        await writer.drain()
+    except asyncio.IncompleteReadError:
+        pass
+    finally:
+        writer.close()
+
+
+async def test_writes_and_reads_fail_cleanly_while_postgresql_is_starting_up() -> None:
+    """A restarted PostgreSQL takes connections before it takes sessions: that answer means unavailable
+    too, not an internal error."""
+    server = await asyncio.start_server(answer_starting_up, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    store = await Store.open(f"postgresql+asyncpg://postgres@127.0.0.1:{port}/test", migrate=False)
+    try:
+        with pytest.raises(DatabaseUnavailableError, match="starting up"):
+            await store.append_move(move("m1", 0))
+        with pytest.raises(DatabaseUnavailableError, match="match 'm1'"):
+            await store.get_match("m1")
+        with pytest.raises(DatabaseUnavailableError):
+            await store.ping()
+    finally:
+        await store.close()
+        server.close()
+
+
 async def test_service_resumes_after_postgresql_drops_every_connection(postgres_store_url: str) -> None:
     store = await Store.open(await emptied(postgres_store_url))
     try:

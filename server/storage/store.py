@@ -748,10 +748,20 @@ def _violation(error: IntegrityError) -> str | None:
     return "check" if name.endswith("CHECK") else None
 
 
+UNAVAILABLE_SQLSTATES = ("08", "57P")
+"""SQLSTATE prefixes that say the database cannot serve now, whatever was asked: a connection exception
+(class 08), or the server shutting down, starting up ("the database system is starting up", 57P03) or
+gone (57P01 to 57P05). asyncpg's errors reach SQLAlchemy as a plain ``DBAPIError`` with that code."""
+
+
 def _is_unavailable(error: BaseException) -> bool:
     """Whether ``error`` is about reaching the database rather than about the data written."""
-    if isinstance(error, DBAPIError) and error.connection_invalidated:
-        return True
+    if isinstance(error, DBAPIError):
+        if error.connection_invalidated:
+            return True
+        sqlstate = getattr(error.orig, "sqlstate", None)
+        if isinstance(sqlstate, str) and sqlstate.startswith(UNAVAILABLE_SQLSTATES):
+            return True
     return isinstance(error, OperationalError | InterfaceError | OSError | TimeoutError)
 
 
