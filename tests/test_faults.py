@@ -374,23 +374,33 @@ async def outage_under_load(
     loads, players = await start_load(server, connect)
     stop = asyncio.Event()
     running = [asyncio.create_task(load.run(stop)) for load in loads]
-    await wait_until(lambda: all(len(load.acknowledged) >= 4 for load in loads), 20, "moves")
+    try:
+        await wait_until(lambda: all(len(load.acknowledged) >= 4 for load in loads), 20, "moves")
 
-    await go_down()
-    await wait_until(lambda: all(load.refusals["unavailable"] >= 3 for load in loads), 20, "refusals")
-    await during_the_outage(server, connect, players[0])
+        await go_down()
+        await wait_until(lambda: all(load.refusals["unavailable"] >= 3 for load in loads), 20, "refusals")
+        await during_the_outage(server, connect, players[0])
 
-    await come_back()
-    resumed_at = {load.match_id: len(load.acknowledged) for load in loads}
-    await wait_until(
-        lambda: all(len(load.acknowledged) >= resumed_at[load.match_id] + 4 for load in loads),
-        20,
-        "moves after the database came back",
-    )
-    newcomer = await connect(server)
-    assert (await newcomer.hello("After"))["type"] == "welcome"
-    assert (await newcomer.request("match.create", game="othello"))["type"] == "match.state"
-    assert (await api_get(server.http_url, "/healthz"))[0] == 200
+        await come_back()
+        resumed_at = {load.match_id: len(load.acknowledged) for load in loads}
+        await wait_until(
+            lambda: all(len(load.acknowledged) >= resumed_at[load.match_id] + 4 for load in loads),
+            20,
+            "moves after the database came back",
+        )
+        newcomer = await connect(server)
+        assert (await newcomer.hello("After"))["type"] == "welcome"
+        assert (await newcomer.request("match.create", game="othello"))["type"] == "match.state"
+        assert (await api_get(server.http_url, "/healthz"))[0] == 200
+    except BaseException as waiting:
+        # A load that failed (a wrong answer) stalls the waits above: raise its failure, which says more
+        # than a timeout, and leave no task behind to report it in some later test.
+        stop.set()
+        results = await asyncio.gather(*running, return_exceptions=True)
+        failed = next((result for result in results if isinstance(result, Exception)), None)
+        if failed is not None:
+            raise failed from waiting
+        raise
     stop.set()
     await asyncio.gather(*running)
     return loads, players
