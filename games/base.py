@@ -87,6 +87,11 @@ class Position(Protocol):
         """The move in the game's usual notation."""
         ...
 
+    def legal_notation(self) -> list[str]:
+        """Every legal move in notation, in :meth:`legal_moves`' order: what clients are sent after each
+        move, so that they need no rules of their own."""
+        ...
+
     def grid(self) -> tuple[str, ...]:
         """The board as rows of characters, top row first, for clients and logs.
 

@@ -495,6 +495,9 @@ class Checkers:
             raise IllegalMoveError(move, problem)
         return ("x" if is_capture(move) else "-").join(map(str, move))
 
+    def legal_notation(self) -> list[str]:
+        return [self.format_move(move) for move in self.legal_moves()]
+
     def grid(self) -> tuple[str, ...]:
         """Eight rows of eight cells, square 1's row first (Black's men ``x`` start at the top)."""
         black_men, white_men = self.men

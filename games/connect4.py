@@ -64,21 +64,26 @@ _ROW_TEXT = {
 two never meet). A row a lookup: every move sends the board, and this is on each move's path."""
 _ROW_SHIFTS_TOP_DOWN = tuple(range(HEIGHT - 1, -1, -1))
 
-# Bit distance between neighbouring cells along each line direction.
-_VERTICAL, _HORIZONTAL, _DIAGONAL_UP, _DIAGONAL_DOWN = 1, COLUMN_BITS, COLUMN_BITS + 1, COLUMN_BITS - 1
-
 
 def has_four(stones: int) -> bool:
     """Whether ``stones`` hold four in a row in any direction.
 
-    ``pairs`` marks each stone whose neighbour one step along the line is also
-    there; two pairs two steps apart make a four.
+    Each direction's pairs mark every stone whose neighbour one step along the
+    line is also there; two pairs two steps apart make a four. A step is 1 bit up,
+    7 right, 8 up-right or 6 down-right (see the module docstring). Unrolled, with
+    no branch: every move on the server and every node of a search asks it, and
+    nearly always of stones that hold no four.
     """
-    for step in (_VERTICAL, _HORIZONTAL, _DIAGONAL_UP, _DIAGONAL_DOWN):
-        pairs = stones & (stones >> step)
-        if pairs & (pairs >> 2 * step):
-            return True
-    return False
+    vertical = stones & (stones >> 1)
+    horizontal = stones & (stones >> 7)
+    rising = stones & (stones >> 8)
+    falling = stones & (stones >> 6)
+    return bool(
+        vertical & (vertical >> 2)
+        | horizontal & (horizontal >> 14)
+        | rising & (rising >> 16)
+        | falling & (falling >> 12)
+    )
 
 
 def winning_cells(stones: int, mask: int) -> int:
@@ -134,6 +139,16 @@ def column_of(cell: int) -> int:
 
 
 _COLUMN_NAMES = tuple(str(column + 1) for column in range(WIDTH))
+
+
+_TOP_ROW = sum(TOP_CELLS)
+_LEGAL_NOTATION = {
+    sum(TOP_CELLS[column] for column in range(WIDTH) if full >> column & 1): tuple(
+        _COLUMN_NAMES[column] for column in range(WIDTH) if not full >> column & 1
+    )
+    for full in range(1 << WIDTH)
+}
+"""The legal moves' names by the top cells taken (the full columns), for a game that is not over."""
 
 
 def column_name(column: int) -> str:
@@ -246,7 +261,7 @@ class ConnectFour:
         return None
 
     def legal_moves(self) -> list[int]:
-        if self.outcome() is not None:
+        if has_four(self.current ^ self.mask) or self.mask == BOARD:  # over: outcome() without its Outcome
             return []
         return [column for column in range(WIDTH) if not self.mask & TOP_CELLS[column]]
 
@@ -262,7 +277,7 @@ class ConnectFour:
     def _why_illegal(self, move: object) -> str | None:
         if not isinstance(move, int) or isinstance(move, bool) or not 0 <= move < WIDTH:
             return f"not a column: expected an int from 0 to {WIDTH - 1}"
-        if self.outcome() is not None:
+        if has_four(self.current ^ self.mask) or self.mask == BOARD:  # as in legal_moves
             return "the game is over"
         if self.mask & TOP_CELLS[move]:
             return f"column {column_name(move)} is full"
@@ -280,6 +295,12 @@ class ConnectFour:
 
     def format_move(self, move: int) -> str:
         return _COLUMN_NAMES[move]
+
+    def legal_notation(self) -> list[str]:
+        """From a table by the full columns: every move's reply carries this, and the server sends it."""
+        if has_four(self.current ^ self.mask) or self.mask == BOARD:  # as in legal_moves
+            return []
+        return list(_LEGAL_NOTATION[self.mask & _TOP_ROW])
 
     def grid(self) -> tuple[str, ...]:
         red, yellow = self.stones(0), self.stones(1)

@@ -258,6 +258,9 @@ class Othello:
             raise IllegalMoveError(move, "not a square of the board (0-63) or PASS (64)")
         return MOVE_NAMES[move]
 
+    def legal_notation(self) -> list[str]:
+        return [MOVE_NAMES[move] for move in self.legal_moves()]
+
     def grid(self) -> tuple[str, ...]:
         black, white = self.discs
         return tuple(cells(black >> shift, white >> shift, SIZE) for shift in range(0, SIZE * SIZE, SIZE))

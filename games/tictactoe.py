@@ -90,6 +90,9 @@ class TicTacToe:
     def format_move(self, move: int) -> str:
         return CELL_NAMES[move]
 
+    def legal_notation(self) -> list[str]:
+        return [CELL_NAMES[move] for move in self.legal_moves()]
+
     def grid(self) -> tuple[str, ...]:
         first, second = self.stones
         return tuple(cells(first >> shift, second >> shift, 3) for shift in (0, 3, 6))

@@ -95,11 +95,6 @@ class Step(msgspec.Struct, frozen=True, gc=False):
 # --------------------------------------------------------------------------- the match
 
 
-def legal_notation(position: Position) -> list[str]:
-    """The legal moves of ``position`` in notation, so clients need no rules of their own."""
-    return [position.format_move(move) for move in position.legal_moves()]
-
-
 class Match(msgspec.Struct, frozen=True, gc=False):
     """Everything the server knows about one match, as an immutable value.
 
@@ -257,7 +252,7 @@ class Match(msgspec.Struct, frozen=True, gc=False):
             result=self.result,
             you=self.seat_of(viewer) if viewer else None,
             board=list(self.position.grid()),
-            legal=legal_notation(self.position) if live else [],
+            legal=self.position.legal_notation() if live else [],
             chat=list(self.chat_lines),
             rematch_id=self.rematch_id,
         )
@@ -293,7 +288,7 @@ class Match(msgspec.Struct, frozen=True, gc=False):
                     clocks_ms=match.clocks_ms(now),
                     turn=position.turn,
                     board=list(position.grid()),
-                    legal=legal_notation(position),
+                    legal=position.legal_notation(),
                 )
             )
             effects.append(SaveStart())
@@ -351,7 +346,7 @@ class Match(msgspec.Struct, frozen=True, gc=False):
             think_ms=think_ms,
             clocks_ms=clocks,
             board=list(after.grid()),
-            legal=legal_notation(after),
+            legal=after.legal_notation(),
             engine=engine,
         )
         finish = None if outcome is None else Finish(FINISHED, outcome.winner, outcome.reason)

@@ -48,6 +48,14 @@ def test_notation_round_trips_every_move_of_random_games(name: str, seed: int) -
 @pytest.mark.parametrize("name", ALL_GAMES)
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))
+def test_legal_notation_names_the_legal_moves_in_order(name: str, seed: int) -> None:
+    for position in random_game(name, seed):
+        assert position.legal_notation() == [position.format_move(move) for move in position.legal_moves()]
+
+
+@pytest.mark.parametrize("name", ALL_GAMES)
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
 def test_positions_are_consistent_along_random_games(name: str, seed: int) -> None:
     positions = random_game(name, seed)
     for ply, position in enumerate(positions):
