@@ -150,6 +150,17 @@ def _levels_match(pattern: Sequence[str], topic: Sequence[str], system_topic: bo
     return len(pattern) == len(topic)
 
 
+def _literal_prefix(levels: Sequence[str]) -> str:
+    """The text every matching topic starts with: the pattern's levels before its first wildcard,
+    without the slash after them (``a/#`` matches ``a`` itself)."""
+    literal = []
+    for level in levels:
+        if level in ("+", "#"):
+            break
+        literal.append(level)
+    return "/".join(literal)
+
+
 def _check_length(text: str) -> None:
     if not text:
         raise ValueError("a topic or pattern cannot be empty")
@@ -183,6 +194,8 @@ class Subscription:
     ) -> None:
         self.pattern = pattern
         self.levels = tuple(pattern.split("/"))
+        self.prefix = _literal_prefix(self.levels)
+        """What every topic this pattern matches starts with (see :class:`_Subscribers`)."""
         self.dropped = 0
         self._attach, self._detach = attach, detach
         self._queue: asyncio.Queue[Message | None] = asyncio.Queue(max_queued)
@@ -226,19 +239,29 @@ class Subscription:
 
 @dataclass(eq=False)
 class _Subscribers:
-    """Local subscriptions indexed for delivery: exact topics by dict, wildcard patterns by scan."""
+    """Local subscriptions indexed for delivery: exact topics by dict, wildcard patterns by scan.
+
+    Most topics match no wildcard pattern (here, every match's events), so a topic is first held
+    against the patterns' literal prefixes, all at once in one C call, and split into levels only
+    if one of them fits: with the server's three patterns, 3,300 instructions a topic instead of
+    18,800 (cachegrind).
+    """
 
     exact: dict[str, set[Subscription]] = field(default_factory=dict)
     wildcard: set[Subscription] = field(default_factory=set)
+    wildcard_prefixes: tuple[str, ...] = ()
 
     def add(self, subscription: Subscription) -> None:
         if _is_wildcard(subscription.pattern):
             self.wildcard.add(subscription)
+            self.wildcard_prefixes = tuple({sub.prefix for sub in self.wildcard})
         else:
             self.exact.setdefault(subscription.pattern, set()).add(subscription)
 
     def remove(self, subscription: Subscription) -> None:
-        self.wildcard.discard(subscription)
+        if subscription in self.wildcard:
+            self.wildcard.discard(subscription)
+            self.wildcard_prefixes = tuple({sub.prefix for sub in self.wildcard})
         same_topic = self.exact.get(subscription.pattern)
         if same_topic is not None:
             same_topic.discard(subscription)
@@ -247,7 +270,7 @@ class _Subscribers:
 
     def matching(self, topic: str) -> list[Subscription]:
         found: list[Subscription] = []
-        if self.wildcard:
+        if topic.startswith(self.wildcard_prefixes):  # (never with no wildcard pattern: no prefixes)
             levels, system_topic = topic.split("/"), topic.startswith("$")
             found = [sub for sub in self.wildcard if _levels_match(sub.levels, levels, system_topic)]
         found.extend(self.exact.get(topic, ()))

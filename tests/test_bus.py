@@ -9,9 +9,20 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support.waiting import wait_until
 
-from server.bus import EventBus, InProcessBus, MqttBus, Subscription, bus_from_url, topic_matches
+from server.bus import (
+    EventBus,
+    InProcessBus,
+    MqttBus,
+    Subscription,
+    _Subscribers,
+    bus_from_url,
+    check_pattern,
+    topic_matches,
+)
 
 FAST_RECONNECT = (0.05, 0.5)
 WAIT = 5.0
@@ -88,6 +99,41 @@ async def drain(messages: Subscription, quiet: float) -> list[tuple[str, bytes]]
 )
 def test_topic_matching_follows_mqtt(pattern: str, topic: str, expected: bool) -> None:
     assert topic_matches(pattern, topic) is expected
+
+
+_LEVELS = st.sampled_from(["a", "b", "ab", "", "$SYS"])
+_TOPICS = st.lists(_LEVELS, min_size=1, max_size=4).map("/".join).filter(bool)
+_PATTERNS = (
+    st.lists(st.sampled_from(["a", "b", "ab", "", "$SYS", "+"]), min_size=1, max_size=4)
+    .flatmap(lambda levels: st.sampled_from([levels, [*levels, "#"]]))
+    .map("/".join)
+    .filter(bool)
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    patterns=st.lists(_PATTERNS, min_size=1, max_size=5, unique=True),
+    removed=st.sets(st.integers(0, 4)),
+    topic=_TOPICS,
+)
+def test_subscribers_found_for_a_topic_are_exactly_those_whose_pattern_matches(
+    patterns: list[str], removed: set[int], topic: str
+) -> None:
+    async def nothing(subscription: Subscription) -> None:
+        return None
+
+    subscribers = _Subscribers()
+    subscriptions = []
+    for pattern in patterns:
+        check_pattern(pattern)
+        subscriptions.append(Subscription(pattern, nothing, nothing, max_queued=1))
+        subscribers.add(subscriptions[-1])
+    for index in removed & set(range(len(patterns))):
+        subscribers.remove(subscriptions[index])
+    kept = [pattern for index, pattern in enumerate(patterns) if index not in removed]
+    found = {subscription.pattern for subscription in subscribers.matching(topic)}
+    assert found == {pattern for pattern in kept if topic_matches(pattern, topic)}
 
 
 async def test_invalid_topics_and_patterns_are_refused() -> None:
