@@ -52,16 +52,18 @@ CENTRE_FIRST = (3, 2, 4, 1, 5, 0, 6)
 """Columns from the centre outwards: central stones take part in the most lines."""
 
 _ONE_COLUMN = (1 << COLUMN_BITS) - 1
-_ROW_BITS = BOTTOM
-"""The bottom row's cells: shifted right by ``row``, a side's stones in that row sit on these bits."""
+_YELLOW_SHIFT = WIDTH * COLUMN_BITS
+"""Where Yellow's stones sit in :meth:`ConnectFour.grid`'s one int of both sides: above all of Red's."""
+_ROW_BITS = BOTTOM | BOTTOM << _YELLOW_SHIFT
+"""The bottom row's cells of both sides: both shifted right by ``row``, that row's stones sit on these."""
 _ROW_TEXT = {
-    sum((1 << column * COLUMN_BITS + code) for column, code in enumerate(codes) if code >= 0): "".join(
-        "x" if code == 0 else "o" if code == 1 else "." for code in codes
-    )
+    sum(
+        1 << column * COLUMN_BITS + code * _YELLOW_SHIFT for column, code in enumerate(codes) if code >= 0
+    ): "".join("x" if code == 0 else "o" if code == 1 else "." for code in codes)
     for codes in product((0, 1, -1), repeat=WIDTH)
 }
-"""A grid row's text by its cells: Red's on the row bits, Yellow's one bit above each (7 apart, so the
-two never meet). A row a lookup: every move sends the board, and this is on each move's path."""
+"""A grid row's text by its cells, Red's and Yellow's. A row a lookup: every move sends the board, and
+this is on each move's path."""
 _ROW_SHIFTS_TOP_DOWN = tuple(range(HEIGHT - 1, -1, -1))
 
 
@@ -303,11 +305,10 @@ class ConnectFour:
         return list(_LEGAL_NOTATION[self.mask & _TOP_ROW])
 
     def grid(self) -> tuple[str, ...]:
-        red, yellow = self.stones(0), self.stones(1)
+        red = self.current ^ self.mask if self.mask.bit_count() & 1 else self.current
+        both = red | (red ^ self.mask) << _YELLOW_SHIFT  # then one shift and one mask a row
         bits = _ROW_BITS  # (a list, not a generator, into the tuple: one frame fewer on every move)
-        return tuple(
-            [_ROW_TEXT[red >> row & bits | (yellow >> row & bits) << 1] for row in _ROW_SHIFTS_TOP_DOWN]
-        )
+        return tuple([_ROW_TEXT[both >> row & bits] for row in _ROW_SHIFTS_TOP_DOWN])
 
     def __str__(self) -> str:
         """The board, top row first: ``R`` Red, ``Y`` Yellow, ``.`` empty."""
