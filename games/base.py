@@ -5,8 +5,9 @@ positions are immutable: :meth:`Position.play` returns a new position, so a
 position can be shared between coroutines, cached in a transposition table or
 sent to another process without copying. Moves are small hashable values (an
 ``int`` for most games, a tuple for checkers) that the search may keep in tables;
-text crosses the wire only through :meth:`Position.parse_move` and
-:meth:`Position.format_move`, in the game's usual notation.
+text crosses the wire only through :meth:`Position.parse_move`,
+:meth:`Position.format_move` and :meth:`Position.legal_notation`, in the game's
+usual notation.
 
 Seats are numbered 0 and 1; seat 0 moves first.
 """
