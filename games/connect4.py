@@ -262,8 +262,12 @@ class ConnectFour:
             return Outcome(None, "board full")
         return None
 
+    def _is_over(self) -> bool:
+        """Whether :meth:`outcome` is not ``None``, asked a few times on every move's path."""
+        return has_four(self.current ^ self.mask) or self.mask == BOARD
+
     def legal_moves(self) -> list[int]:
-        if has_four(self.current ^ self.mask) or self.mask == BOARD:  # over: outcome() without its Outcome
+        if self._is_over():
             return []
         return [column for column in range(WIDTH) if not self.mask & TOP_CELLS[column]]
 
@@ -279,7 +283,7 @@ class ConnectFour:
     def _why_illegal(self, move: object) -> str | None:
         if not isinstance(move, int) or isinstance(move, bool) or not 0 <= move < WIDTH:
             return f"not a column: expected an int from 0 to {WIDTH - 1}"
-        if has_four(self.current ^ self.mask) or self.mask == BOARD:  # as in legal_moves
+        if self._is_over():
             return "the game is over"
         if self.mask & TOP_CELLS[move]:
             return f"column {column_name(move)} is full"
@@ -300,7 +304,7 @@ class ConnectFour:
 
     def legal_notation(self) -> list[str]:
         """From a table by the full columns: every move's reply carries this, and the server sends it."""
-        if has_four(self.current ^ self.mask) or self.mask == BOARD:  # as in legal_moves
+        if self._is_over():
             return []
         return list(_LEGAL_NOTATION[self.mask & _TOP_ROW])
 
