@@ -457,12 +457,17 @@ async def test_writes_and_reads_fail_cleanly_while_the_database_is_unreachable()
         )
         assert all(isinstance(result, DatabaseUnavailableError) for result in results), results
         assert store.stats.failed_writes == 10 and store.stats.transactions == 0
-        with pytest.raises(DatabaseUnavailableError, match="match 'm1'"):
-            await store.get_match("m1")
-        with pytest.raises(DatabaseUnavailableError):
-            await store.ping()
+        await assert_reads_fail_as_unavailable(store)
     finally:
         await store.close()
+
+
+async def assert_reads_fail_as_unavailable(store: Store) -> None:
+    """A read, and the health check's ping, each refused ``unavailable``, the read naming its match."""
+    with pytest.raises(DatabaseUnavailableError, match="match 'm1'"):
+        await store.get_match("m1")
+    with pytest.raises(DatabaseUnavailableError):
+        await store.ping()
 
 
 POSTGRES_NEGOTIATION_CODES = (80877103, 80877104)
@@ -497,10 +502,7 @@ async def test_writes_and_reads_fail_cleanly_while_postgresql_is_starting_up() -
     try:
         with pytest.raises(DatabaseUnavailableError, match="starting up"):
             await store.append_move(move("m1", 0))
-        with pytest.raises(DatabaseUnavailableError, match="match 'm1'"):
-            await store.get_match("m1")
-        with pytest.raises(DatabaseUnavailableError):
-            await store.ping()
+        await assert_reads_fail_as_unavailable(store)
     finally:
         await store.close()
         server.close()
