@@ -208,6 +208,18 @@ def test_move_helpers_agree_with_playing_the_moves(seed: int) -> None:
         assert {move for move in moves if non_losing & position.possible() & _column(move)} == safe
 
 
+@given(seed=st.integers(0, 2**32 - 1))
+def test_a_played_position_knows_what_its_bitboards_would_say(seed: int) -> None:
+    """``play`` works out whether the mover won once; a position made from bare bitboards asks again."""
+    played = random_position(seed)
+    bare = ConnectFour(played.current, played.mask)
+    assert bare.won is None and (played.won is None) == (played.mask == 0)
+    assert played == bare and hash(played) == hash(bare)
+    assert played.outcome() == bare.outcome()
+    assert played.legal_moves() == bare.legal_moves()
+    assert played.mirrored().outcome() == bare.mirrored().outcome()
+
+
 def _column(move: int) -> int:
     return ((1 << HEIGHT) - 1) << move * COLUMN_BITS
 
