@@ -28,8 +28,9 @@ or when the same position (pieces and side to move) occurs for the third time.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from itertools import pairwise, product
+
+import msgspec
 
 from games.base import Game, IllegalMoveError, Outcome
 
@@ -211,8 +212,7 @@ _NOTATION = re.compile(r"(\d{1,2})(?:(-)(\d{1,2})|((?:x\d{1,2})+))")
 _FEN_SIDE = re.compile(r"([BW])((?:K?\d{1,2}(?:-\d{1,2})?)(?:,K?\d{1,2}(?:-\d{1,2})?)*)?")
 
 
-@dataclass(frozen=True, slots=True)
-class Checkers:
+class Checkers(msgspec.Struct, frozen=True, gc=False):
     """A checkers position: pieces per seat, whose turn it is, and what the draw rules need.
 
     ``men`` and ``kings`` are bitboards indexed by seat (0 Black, 1 White). They

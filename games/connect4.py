@@ -30,8 +30,9 @@ position object per node.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from itertools import product
+
+import msgspec
 
 from games.base import Game, IllegalMoveError, Outcome
 
@@ -158,8 +159,7 @@ def column_name(column: int) -> str:
     return _COLUMN_NAMES[column]
 
 
-@dataclass(frozen=True, slots=True)
-class ConnectFour:
+class ConnectFour(msgspec.Struct, frozen=True, gc=False):
     """A Connect Four position: the side to move's stones and every stone.
 
     Finished positions are positions too: after a winning move the four belongs
@@ -170,10 +170,19 @@ class ConnectFour:
     """Bitboard of the stones of the side to move."""
     mask: int = 0
     """Bitboard of every stone on the board."""
-    won: bool | None = field(default=None, compare=False, repr=False)
+    won: bool | None = None
     """Whether the side that just moved has a four, if known: :meth:`play` works it out once for the
     position it makes, where every move on the server and every node of a search would otherwise ask
-    :func:`has_four` two to four times. ``None`` (a position made from its bitboards) asks it each time."""
+    :func:`has_four` two to four times. ``None`` (a position made from its bitboards) asks it each time.
+    Not part of the position: equality and the hash leave it out."""
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not ConnectFour:
+            return NotImplemented
+        return self.current == other.current and self.mask == other.mask
+
+    def __hash__(self) -> int:
+        return hash((self.current, self.mask))
 
     @classmethod
     def from_moves(cls, moves: str) -> ConnectFour:

@@ -16,7 +16,7 @@ squares one by one: the search spends most of its time here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import msgspec
 
 from games.base import Game, IllegalMoveError, Outcome, cells
 
@@ -138,8 +138,7 @@ def squares(bits: int) -> list[int]:
     return found
 
 
-@dataclass(frozen=True, slots=True)
-class Othello:
+class Othello(msgspec.Struct, frozen=True, gc=False):
     """An Othello position: the discs of each seat, whose turn it is and the ply count.
 
     ``ply`` cannot be read off the board because passes add plies without discs.
@@ -149,10 +148,17 @@ class Othello:
     """Bitboards of Black's (seat 0) and White's (seat 1) discs."""
     turn: int = 0
     ply: int = 0
-    _mobility: list[int | None] = field(
-        default_factory=lambda: [None, None], init=False, repr=False, compare=False
-    )
-    """Each seat's :meth:`mobility`, filled in when first asked: the search asks several times."""
+    _mobility: list[int | None] = msgspec.field(default_factory=[None, None].copy)
+    """Each seat's :meth:`mobility`, filled in when first asked: the search asks several times. Not part
+    of the position: equality and the hash leave it out."""
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Othello:
+            return NotImplemented
+        return self.discs == other.discs and self.turn == other.turn and self.ply == other.ply
+
+    def __hash__(self) -> int:
+        return hash((self.discs, self.turn, self.ply))
 
     @classmethod
     def from_board(cls, diagram: str, turn: int = 0, ply: int | None = None) -> Othello:

@@ -8,7 +8,7 @@ from the left, rows ``1``-``3`` from the top, so ``a1`` is the top-left cell and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from games.base import Game, IllegalMoveError, Outcome, cells
 
@@ -37,8 +37,7 @@ def has_line(stones: int) -> bool:
     return any(stones & line == line for line in LINES)
 
 
-@dataclass(frozen=True, slots=True)
-class TicTacToe:
+class TicTacToe(msgspec.Struct, frozen=True, gc=False):
     """A tic-tac-toe position: the stones of each seat, and whose turn it is."""
 
     stones: tuple[int, int] = (0, 0)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 import random
 import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -184,7 +184,7 @@ def test_eighty_plies_without_a_capture_or_a_mans_move_draw() -> None:
     kings_only = position("B:WK32:BK1,K10")
     assert kings_only.play((1, 5)).quiet_plies == 1
     assert kings_only.play((10, 15)).play((32, 28)).quiet_plies == 2
-    nearly = dataclasses.replace(kings_only, quiet_plies=QUIET_PLY_LIMIT - 1)
+    nearly = msgspec.structs.replace(kings_only, quiet_plies=QUIET_PLY_LIMIT - 1)
     drawn = nearly.play((1, 5))
     assert drawn.outcome().is_draw
     assert drawn.outcome().reason == "80 plies without a capture or a man's move"
@@ -194,9 +194,9 @@ def test_eighty_plies_without_a_capture_or_a_mans_move_draw() -> None:
 
 
 def test_a_mans_move_or_a_capture_restarts_the_count() -> None:
-    nearly = dataclasses.replace(position("B:W26,K32:B10,K1"), quiet_plies=QUIET_PLY_LIMIT - 1)
+    nearly = msgspec.structs.replace(position("B:W26,K32:B10,K1"), quiet_plies=QUIET_PLY_LIMIT - 1)
     assert nearly.play((10, 14)).quiet_plies == 0
-    capture = dataclasses.replace(position("B:W14,K32:BK10"), quiet_plies=QUIET_PLY_LIMIT - 1)
+    capture = msgspec.structs.replace(position("B:W14,K32:BK10"), quiet_plies=QUIET_PLY_LIMIT - 1)
     assert capture.play((10, 17)).quiet_plies == 0
 
 
