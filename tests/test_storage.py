@@ -422,11 +422,10 @@ async def test_sql_looking_text_is_stored_as_text(store: Store) -> None:
 async def test_close_commits_queued_writes_then_refuses_new_ones(database_url: str) -> None:
     store = await Store.open(database_url)
     await store.create_match(match_record("m1"))
-    pending = [asyncio.create_task(store.append_move(move("m1", ply))) for ply in range(20)]
-    await asyncio.sleep(0)  # let them queue
+    pending = [store.append_move(move("m1", ply)) for ply in range(20)]  # queued as they are called
     await store.close()
 
-    assert all(task.done() and task.exception() is None for task in pending)
+    assert all(write.done() and write.exception() is None for write in pending)
     with pytest.raises(StoreClosedError):
         await store.append_move(move("m1", 20))
     reopened = await Store.open(database_url)

@@ -7,7 +7,10 @@ took its batch form the next one. So the cost of a commit (an fsync on SQLite, a
 round trip on PostgreSQL) is shared by every match that moved meanwhile,
 without adding any delay when the server is quiet. Each caller
 awaits its own future, which the writer resolves only after the commit that
-holds its write: a move is acknowledged only once it is durable.
+holds its write: a move is acknowledged only once it is durable. The methods
+that write queue their write when called and return that future, with no
+coroutine around it: under load thousands of writes wait for their commits at
+once, and each coroutine would be one more object for the collector to visit.
 
 A batch costs a handful of statements however many writes it holds: its
 writes are applied kind by kind (new players, matches, seats, starts, moves,
@@ -295,13 +298,13 @@ class Store:
             row = await session.scalar(select(PlayerRow).where(PlayerRow.token_hash == token_hash))
         return None if row is None else _player_record(row)
 
-    async def touch_player(self, player_id: str, seen_at: datetime) -> None:
+    def touch_player(self, player_id: str, seen_at: datetime) -> asyncio.Future[None]:
         """Record that a player came back (``players.last_seen_at``)."""
-        await self._submit((Part(PLAYER_SEEN, {"p_id": player_id, "p_seen_at": seen_at}),))
+        return self._submit((Part(PLAYER_SEEN, {"p_id": player_id, "p_seen_at": seen_at}),))
 
     # ----------------------------------------------------------------- matches
 
-    async def create_match(self, match: MatchRecord) -> None:
+    def create_match(self, match: MatchRecord) -> asyncio.Future[None]:
         """Store a new match and the seats it already has (its moves come through :meth:`append_move`)."""
         if match.status not in MATCH_STATUSES:
             raise ValueError(
@@ -328,19 +331,20 @@ class Store:
             "rematch_of": match.rematch_of,
         }
         seats = (Part(NEW_SEAT, _seat_row(match.id, seat, joined_at)) for seat in match.seats)
-        await self._submit((Part(NEW_MATCH, match_row), *seats))
+        return self._submit((Part(NEW_MATCH, match_row), *seats))
 
-    async def take_seat(self, match_id: str, seat: SeatRecord) -> None:
+    def take_seat(self, match_id: str, seat: SeatRecord) -> asyncio.Future[None]:
         """Give ``seat.player_id`` a seat of the match; :class:`SeatTakenError` if someone holds it."""
         _check_seat(match_id, seat.seat)
-        await self._submit((Part(NEW_SEAT, _seat_row(match_id, seat, datetime.now(UTC))),))
+        return self._submit((Part(NEW_SEAT, _seat_row(match_id, seat, datetime.now(UTC))),))
 
-    async def start_match(self, match_id: str, started_at: datetime) -> None:
+    def start_match(self, match_id: str, started_at: datetime) -> asyncio.Future[None]:
         """Turn an open match live."""
-        await self._submit((Part(MATCH_START, {"p_id": match_id, "p_started_at": started_at}),))
+        return self._submit((Part(MATCH_START, {"p_id": match_id, "p_started_at": started_at}),))
 
-    async def append_move(self, move: MoveRecord, finish: MatchFinish | None = None) -> None:
-        """Store one ply and, when it ends the match, the result, returning once both are committed.
+    def append_move(self, move: MoveRecord, finish: MatchFinish | None = None) -> asyncio.Future[None]:
+        """Store one ply and, when it ends the match, the result: the future resolves once both are
+        committed.
 
         Raises :class:`DuplicateMoveError` if the ply is already stored, :class:`NotFoundError` for an
         unknown match, :class:`ConflictError` if ``finish`` is given for a match that is already over,
@@ -350,19 +354,19 @@ class Store:
         if finish is not None:
             _check_finish(move.match_id, finish)
         row = Part(NEW_MOVE, move_row(move))
-        await self._submit((row,) if finish is None else (row, _finish_part(move.match_id, finish)))
+        return self._submit((row,) if finish is None else (row, _finish_part(move.match_id, finish)))
 
-    async def finish_match(self, match_id: str, finish: MatchFinish) -> None:
+    def finish_match(self, match_id: str, finish: MatchFinish) -> asyncio.Future[None]:
         """Record how an open or live match ended (resignation, agreement, flag, abort...)."""
         _check_finish(match_id, finish)
-        await self._submit((_finish_part(match_id, finish),))
+        return self._submit((_finish_part(match_id, finish),))
 
-    async def append_chat(self, line: ChatRecord) -> None:
+    def append_chat(self, line: ChatRecord) -> asyncio.Future[None]:
         """Store one chat line, in place of any line stored at its ``seq``: one whose commit answer was
         lost, so no one heard it, and the match gave its number to this line."""
         _check_chat(line)
         unheard = Part(UNHEARD_CHAT, {"p_match_id": line.match_id, "p_seq": line.seq})
-        await self._submit((unheard, Part(NEW_CHAT, _chat_row(line))))
+        return self._submit((unheard, Part(NEW_CHAT, _chat_row(line))))
 
     # ------------------------------------------------------------------- reads
 
@@ -467,10 +471,16 @@ class Store:
     # ------------------------------------------------------------ write path
 
     def _submit(self, parts: tuple[Part, ...]) -> asyncio.Future[None]:
-        """Queue one write (its rows commit together or not at all); its future resolves after the commit."""
-        if self._closing:
-            raise StoreClosedError(f"{_what(parts[0])} not stored: the store is closed")
+        """Queue one write (its rows commit together or not at all); its future resolves after the commit.
+
+        A closed store's refusal comes through the future too, so callers meet every storage error
+        where they await the write.
+        """
         loop = self._loop
+        if self._closing:
+            refused = loop.create_future()
+            refused.set_exception(StoreClosedError(f"{_what(parts[0])} not stored: the store is closed"))
+            return refused
         write = _Write(parts, loop.create_future(), loop.time())
         self._queue.append(write)
         self._wakeup.set()
