@@ -462,7 +462,11 @@ class MatchHost:
             live.match = step.match
             return
         for effect in step.effects:
-            await self._commit(live, effect)
+            write = self._write(live, effect)
+            try:
+                await write
+            except StorageError as error:
+                await self._write_failed(live, effect, error)
         before, live.match = live.match, step.match
         live.log.append(step.events)
         self._send(live, step.events, requester, request_id)
@@ -481,17 +485,15 @@ class MatchHost:
             self._expire_later(live)
         self._schedule(live)
 
-    async def _commit(self, live: LiveMatch, effect: Effect) -> None:
+    def _write(self, live: LiveMatch, effect: Effect) -> asyncio.Future[None]:
+        """Queue ``effect``'s write; its future resolves once it is committed.
+
+        No coroutine of its own, nor one around the store's future: under load thousands of moves wait
+        for their commits at once, each keeping alive what its await chain holds.
+        """
         at = datetime.now(UTC)
         match_id = live.id
-        if isinstance(effect, SaveSeat):
-            player = effect.player
-            await self._store(
-                self.store.take_seat(match_id, SeatRecord(effect.seat, player.id, player.name, player.bot))
-            )
-        elif isinstance(effect, SaveStart):
-            await self._store(self.store.start_match(match_id, at))
-        elif isinstance(effect, SaveMove):
+        if isinstance(effect, SaveMove):
             engine = effect.engine
             move = MoveRecord(
                 match_id=match_id,
@@ -507,54 +509,60 @@ class MatchHost:
                     score=engine.score, depth=engine.depth, nodes=engine.nodes, pv=tuple(engine.pv)
                 ),
             )
-            try:
-                await self.store.append_move(move, _finish(effect.finish, at))
-            except storage.DuplicateMoveError as error:
-                live.unsure_ply = effect.ply  # a move is stored for this ply: which one decides
-                if not await self._stored_by_a_lost_commit(move):
-                    raise storage_failure(error) from error
-                live.unsure_ply = None  # this very move: it counts as committed
-            except StorageError as error:
-                live.unsure_ply = effect.ply  # the commit may have gone through all the same
-                raise storage_failure(error) from error
-        elif isinstance(effect, SaveFinish):
+            return self.store.append_move(move, _finish(effect.finish, at))
+        if isinstance(effect, SaveSeat):
+            player = effect.player
+            return self.store.take_seat(match_id, SeatRecord(effect.seat, player.id, player.name, player.bot))
+        if isinstance(effect, SaveStart):
+            return self.store.start_match(match_id, at)
+        if isinstance(effect, SaveFinish):
             finish = _finish(effect.finish, at)
             assert finish is not None
-            try:
-                await self.store.finish_match(match_id, finish)
-            except StorageError as error:
-                live.unsure_finish = True  # the commit may have gone through all the same
-                raise storage_failure(error) from error
-        elif isinstance(effect, SaveChat):
+            return self.store.finish_match(match_id, finish)
+        if isinstance(effect, SaveChat):
             line = effect.line
-            chat = ChatRecord(match_id, line.seq, line.seat, line.name, line.text, at)
-            await self._store(self.store.append_chat(chat))
-        elif isinstance(effect, CreateRematch):
-            rematch = effect.match
-            seats = tuple(
-                SeatRecord(seat, player.id, player.name, player.bot)
-                for seat, player in enumerate(rematch.seats)
-                if player is not None
-            )
-            record = MatchRecord(
-                id=rematch.id,
-                game=rematch.game.name,
-                options=msgspec.to_builtins(rematch.options),
-                status=LIVE,
-                host=self.config.instance_id,
-                created_at=at,
-                started_at=at,
-                seats=seats,
-                rematch_of=match_id,
-            )
-            await self._store(self.store.create_match(record))
+            return self.store.append_chat(ChatRecord(match_id, line.seq, line.seat, line.name, line.text, at))
+        assert isinstance(effect, CreateRematch)
+        rematch = effect.match
+        seats = tuple(
+            SeatRecord(seat, player.id, player.name, player.bot)
+            for seat, player in enumerate(rematch.seats)
+            if player is not None
+        )
+        record = MatchRecord(
+            id=rematch.id,
+            game=rematch.game.name,
+            options=msgspec.to_builtins(rematch.options),
+            status=LIVE,
+            host=self.config.instance_id,
+            created_at=at,
+            started_at=at,
+            seats=seats,
+            rematch_of=match_id,
+        )
+        return self.store.create_match(record)
 
-    async def _stored_by_a_lost_commit(self, move: MoveRecord) -> bool:
+    async def _write_failed(self, live: LiveMatch, effect: Effect, error: StorageError) -> None:
+        """Raise the refusal for ``effect``'s failed write, first noting what the failure leaves unsure; or
+        return, if the write is found stored after all (a move whose commit answer was lost)."""
+        if isinstance(effect, SaveMove):
+            live.unsure_ply = effect.ply  # the commit may have gone through all the same
+            # A duplicate means a move is stored for this ply: which one decides.
+            if isinstance(error, storage.DuplicateMoveError) and await self._stored_by_a_lost_commit(
+                live.id, effect
+            ):
+                live.unsure_ply = None  # this very move: it counts as committed
+                return
+        elif isinstance(effect, SaveFinish):
+            live.unsure_finish = True  # the commit may have gone through all the same
+        raise storage_failure(error) from error
+
+    async def _stored_by_a_lost_commit(self, match_id: str, move: SaveMove) -> bool:
         """Whether ``move`` is already stored, exactly: a batch can commit although its answer is lost
         (the database went away during COMMIT), and the store, retrying its writes one by one, then
         finds this one stored. (A move refused ``unavailable`` and sent again never gets here: the
         match is settled with the store first, see :meth:`_settle_unsure_move`.)"""
-        record = await self.store.get_match(move.match_id)
+        record = await self.store.get_match(match_id)
         stored = next((m for m in record.moves if m.ply == move.ply), None) if record else None
         return stored is not None and (stored.seat, stored.notation) == (move.seat, move.notation)
 
