@@ -356,12 +356,17 @@ class MatchHost:
         is found stored now, the reply is that move's ``moved``, the answer the first request never got.
         """
         live = self.matches.get(match_id) or await self.get(match_id)
-        async with live.lock:
+        # The lock taken and let go by hand: ``async with`` would make two more coroutines a request
+        # (the lock's ``__aenter__`` and ``__aexit__``), and keep one more object alive while the
+        # request waits for its commit.
+        await live.lock.acquire()
+        try:
             if live.unsure_ply is not None or live.unsure_finish:  # (rare: no coroutine made otherwise)
                 answered = await self._settle_unsure_move(live, requester, request_id, resend)
                 if answered is not None:
                     return answered
-            await self._tick(live)
+            if (decided := self._decided_by_time(live)) is not None:  # (rare, as above)
+                await self._apply(live, decided)
             step = intent(live.match, now=self.now())
             if step.duplicate:
                 requester.send(self._state(live, requester, request_id))
@@ -375,6 +380,8 @@ class MatchHost:
                         await self._settle_unsure_move(live)
                 raise
             return step
+        finally:
+            live.lock.release()
 
     # ----------------------------------------------------------------- the commit path
 
@@ -383,9 +390,14 @@ class MatchHost:
         fell, a grace that ran out) so intents see the truth."""
         if live.unsure_ply is not None or live.unsure_finish:
             await self._settle_unsure_move(live)
+        if (decided := self._decided_by_time(live)) is not None:
+            await self._apply(live, decided)
+
+    def _decided_by_time(self, live: LiveMatch) -> Step | None:
+        """The step of what time alone decides now (a flag fall, a grace run out), if anything: almost
+        always nothing."""
         step = live.match.tick(self.now())
-        if step.match is not live.match:  # (almost always the same match: nothing to decide)
-            await self._apply(live, step)
+        return None if step.match is live.match else step
 
     async def _settle_unsure_move(
         self,
