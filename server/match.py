@@ -222,8 +222,11 @@ class Match(msgspec.Struct, frozen=True, gc=False):
         """The next time :meth:`tick` has something to decide (a flag, an expired grace), if any."""
         if self.is_over:
             return None
+        flag = self.clock.deadline() if self.status == LIVE and self.clock is not None else None
+        if self.absent_since == (None, None):  # (nearly always: no one is away, only the clock can decide)
+            return flag
         times = [since + self.grace_s for since in self.absent_since if since is not None]
-        if self.status == LIVE and self.clock is not None and (flag := self.clock.deadline()) is not None:
+        if flag is not None:
             times.append(flag)
         return min(times, default=None)
 
@@ -354,9 +357,9 @@ class Match(msgspec.Struct, frozen=True, gc=False):
             ply, seat, notation, think_ms, (clocks[0], clocks[1]) if clocks else None, engine, finish
         )
         if finish is None:
-            return match._step([moved], [saved])
+            return match._step((moved,), (saved,))
         match, ended = match._end(finish, now)
-        return match._step([moved, ended], [saved])
+        return match._step((moved, ended), (saved,))
 
     def resign(self, player_id: str, now: float) -> Step:
         seat = self._require_seat(player_id)
@@ -564,7 +567,10 @@ class Match(msgspec.Struct, frozen=True, gc=False):
     def _step(self, events: Sequence[MatchEvent], effects: Sequence[Effect] = ()) -> Step:
         """Number ``events`` after this match's last event and wrap everything in a :class:`Step`."""
         seq = self.seq
-        numbered = tuple([replace(event, seq=seq + index) for index, event in enumerate(events, start=1)])
+        if len(events) == 1:  # (most steps, a move's among them: no comprehension to call)
+            numbered: tuple[MatchEvent, ...] = (replace(events[0], seq=seq + 1),)
+        else:
+            numbered = tuple([replace(event, seq=seq + index) for index, event in enumerate(events, start=1)])
         return Step(replace(self, seq=seq + len(numbered)), numbered, tuple(effects))
 
 
