@@ -65,7 +65,6 @@ _ROW_TEXT = {
 }
 """A grid row's text by its cells, Red's and Yellow's. A row a lookup: every move sends the board, and
 this is on each move's path."""
-_ROW_SHIFTS_TOP_DOWN = tuple(range(HEIGHT - 1, -1, -1))
 
 
 def has_four(stones: int) -> bool:
@@ -328,8 +327,16 @@ class ConnectFour(msgspec.Struct, frozen=True, gc=False):
     def grid(self) -> tuple[str, ...]:
         red = self.current ^ self.mask if self.mask.bit_count() & 1 else self.current
         both = red | (red ^ self.mask) << _YELLOW_SHIFT  # then one shift and one mask a row
-        bits = _ROW_BITS  # (a list, not a generator, into the tuple: one frame fewer on every move)
-        return tuple([_ROW_TEXT[both >> row & bits] for row in _ROW_SHIFTS_TOP_DOWN])
+        text, bits = _ROW_TEXT, _ROW_BITS
+        # The six rows written out, top first: a comprehension would be a function call on every move.
+        return (
+            text[both >> 5 & bits],
+            text[both >> 4 & bits],
+            text[both >> 3 & bits],
+            text[both >> 2 & bits],
+            text[both >> 1 & bits],
+            text[both & bits],
+        )
 
     def __str__(self) -> str:
         """The board, top row first: ``R`` Red, ``Y`` Yellow, ``.`` empty."""
