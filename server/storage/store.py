@@ -346,9 +346,10 @@ class Store:
         """Store one ply and, when it ends the match, the result: the future resolves once both are
         committed.
 
-        Raises :class:`DuplicateMoveError` if the ply is already stored, :class:`NotFoundError` for an
-        unknown match, :class:`ConflictError` if ``finish`` is given for a match that is already over,
-        :class:`DatabaseUnavailableError` if the database is down; in every case nothing is stored.
+        Awaiting it raises :class:`DuplicateMoveError` if the ply is already stored,
+        :class:`NotFoundError` for an unknown match, :class:`ConflictError` if ``finish`` is given for a
+        match that is already over, :class:`DatabaseUnavailableError` if the database is down; in every
+        case nothing is stored.
         """
         _check_move(move)
         if finish is not None:
