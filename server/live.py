@@ -243,16 +243,7 @@ class MatchHost:
         step = match.join(player_info(creator.player), seat, self.now())
         created_at = datetime.now(UTC)
         seat_record = SeatRecord(seat, creator.player.id, creator.player.name, creator.player.is_bot)
-        record = MatchRecord(
-            id=match.id,
-            game=match.game.name,
-            options=msgspec.to_builtins(match.options),
-            status=OPEN,
-            host=self.config.instance_id,
-            created_at=created_at,
-            seats=(seat_record,),
-        )
-        await self._store(self.store.create_match(record))
+        await self._store(self.store.create_match(self._new_record(match, OPEN, (seat_record,), created_at)))
         live = LiveMatch(step.match, EventLog(new_id(), self.config.event_log_size), created_at)
         live.log.append(step.events)
         self._hold(live)
@@ -541,18 +532,29 @@ class MatchHost:
             for seat, player in enumerate(rematch.seats)
             if player is not None
         )
-        record = MatchRecord(
-            id=rematch.id,
-            game=rematch.game.name,
-            options=msgspec.to_builtins(rematch.options),
-            status=LIVE,
+        return self.store.create_match(self._new_record(rematch, LIVE, seats, at, rematch_of=match_id))
+
+    def _new_record(
+        self,
+        match: Match,
+        status: str,
+        seats: tuple[SeatRecord, ...],
+        at: datetime,
+        *,
+        rematch_of: str | None = None,
+    ) -> MatchRecord:
+        """The stored row of a match made here: open for its creator, or live from the start (a rematch)."""
+        return MatchRecord(
+            id=match.id,
+            game=match.game.name,
+            options=msgspec.to_builtins(match.options),
+            status=status,
             host=self.config.instance_id,
             created_at=at,
-            started_at=at,
+            started_at=at if status == LIVE else None,
             seats=seats,
-            rematch_of=match_id,
+            rematch_of=rematch_of,
         )
-        return self.store.create_match(record)
 
     async def _write_failed(self, live: LiveMatch, effect: Effect, error: StorageError) -> None:
         """Raise the refusal for ``effect``'s failed write, first noting what the failure leaves unsure; or
