@@ -19,7 +19,7 @@ import contextlib
 import functools
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
@@ -243,7 +243,10 @@ class MatchHost:
         step = match.join(player_info(creator.player), seat, self.now())
         created_at = datetime.now(UTC)
         seat_record = SeatRecord(seat, creator.player.id, creator.player.name, creator.player.is_bot)
-        await self._store(self.store.create_match(self._new_record(match, OPEN, (seat_record,), created_at)))
+        try:
+            await self.store.create_match(self._new_record(match, OPEN, (seat_record,), created_at))
+        except StorageError as error:
+            raise storage_failure(error) from error
         live = LiveMatch(step.match, EventLog(new_id(), self.config.event_log_size), created_at)
         live.log.append(step.events)
         self._hold(live)
@@ -579,13 +582,6 @@ class MatchHost:
         record = await self.store.get_match(match_id)
         stored = next((m for m in record.moves if m.ply == move.ply), None) if record else None
         return stored is not None and (stored.seat, stored.notation) == (move.seat, move.notation)
-
-    @staticmethod
-    async def _store(write: Awaitable[None]) -> None:
-        try:
-            await write
-        except StorageError as error:
-            raise storage_failure(error) from error
 
     def _send(
         self,
