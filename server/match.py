@@ -122,6 +122,8 @@ class Match(msgspec.Struct, frozen=True, gc=False):
     turn_started: float | None = None
     draw_offer: int | None = None
     rematch_offer: int | None = None
+    rematch_agreed_id: str | None = None
+    """The id of the rematch both players asked for during play: it starts as this game ends."""
     rematch_id: str | None = None
     result: protocol.MatchResult | None = None
     chat_lines: tuple[protocol.ChatLine, ...] = ()
@@ -252,6 +254,7 @@ class Match(msgspec.Struct, frozen=True, gc=False):
             ],
             draw_offer=self.draw_offer,
             rematch_offer=self.rematch_offer,
+            rematch_agreed=self.rematch_agreed_id is not None,
             result=self.result,
             you=self.seat_of(viewer) if viewer else None,
             board=list(self.position.grid()),
@@ -359,7 +362,7 @@ class Match(msgspec.Struct, frozen=True, gc=False):
         if finish is None:
             return match._step((moved,), (saved,))
         match, ended = match._end(finish, now)
-        return match._step((moved, ended), (saved,))
+        return match._closing_step((moved, ended), (saved,), now)
 
     def resign(self, player_id: str, now: float) -> Step:
         seat = self._require_seat(player_id)
@@ -402,9 +405,9 @@ class Match(msgspec.Struct, frozen=True, gc=False):
         return self._finish(Finish(ABORTED, None, f"aborted by seat {seat}"), now)
 
     def offer_rematch(self, player_id: str, new_match_id: str, now: float) -> Step:
-        """Offer a rematch; if the opponent offered one already, it starts as ``new_match_id``."""
+        """Offer a rematch, after the game or during it; an offer that meets the opponent's accepts it."""
         seat = self._require_seat(player_id)
-        self._require_rematch_possible()
+        self._require_rematch_to_agree()
         if self.rematch_offer == 1 - seat:
             return self.accept_rematch(player_id, new_match_id, now)
         if self.rematch_offer == seat:
@@ -413,32 +416,30 @@ class Match(msgspec.Struct, frozen=True, gc=False):
         return replace(self, rematch_offer=seat)._step([offered])
 
     def accept_rematch(self, player_id: str, new_match_id: str, now: float) -> Step:
+        """Accept the opponent's rematch offer: the rematch starts as ``new_match_id`` now if the game is
+        over, or the moment it ends (a pair playing a series loses no time between games)."""
         seat = self._require_seat(player_id)
-        self._require_rematch_possible()
+        self._require_rematch_to_agree()
         if self.rematch_offer != 1 - seat:
             raise ProtocolError(
                 ErrorCode.NOT_ALLOWED, "there is no rematch offer from your opponent to accept"
             )
-        rematch = Match.open(new_match_id, self.game, self.options, self.grace_s)
-        for new_seat, player in ((0, self.seats[1]), (1, self.seats[0])):
-            assert player is not None
-            rematch = rematch.join(player, new_seat, now).match
-        absent = tuple(None if connected else now for connected in self.connected)
-        rematch = replace(rematch, seq=0, connected=self.connected, absent_since=(absent[0], absent[1]))
-        started = protocol.RematchStarted(match_id=self.id, seq=0, new_match_id=new_match_id)
-        return replace(self, rematch_offer=None, rematch_id=new_match_id)._step(
-            [started], [CreateRematch(rematch)]
-        )
+        if not self.is_over:
+            agreed = protocol.RematchAgreed(match_id=self.id, seq=0)
+            return replace(self, rematch_offer=None, rematch_agreed_id=new_match_id)._step([agreed])
+        match, started, create = self._rematch(new_match_id, now)
+        return match._step([started], [create])
 
     def decline_rematch(self, player_id: str, now: float) -> Step:
+        """Decline the opponent's rematch offer, or, during the game, withdraw from an agreed rematch."""
         seat = self._require_seat(player_id)
         self._require_rematch_possible()
-        if self.rematch_offer != 1 - seat:
+        if self.rematch_offer != 1 - seat and self.rematch_agreed_id is None:
             raise ProtocolError(
                 ErrorCode.NOT_ALLOWED, "there is no rematch offer from your opponent to decline"
             )
         declined = protocol.RematchDeclined(match_id=self.id, seq=0, seat=seat)
-        return replace(self, rematch_offer=None)._step([declined])
+        return replace(self, rematch_offer=None, rematch_agreed_id=None)._step([declined])
 
     def chat(self, player_id: str, text: str, now: float) -> Step:
         """A chat line from a seated player (spectators watch, they do not speak)."""
@@ -456,7 +457,7 @@ class Match(msgspec.Struct, frozen=True, gc=False):
         if self.is_over:
             return Step(self)
         match, ended = self._end(finish, now)
-        return match._step([ended])
+        return match._closing_step((ended,), (), now, rematch=False)
 
     def connect(self, player_id: str, now: float) -> Step:
         """A seated player has a connection following the match again."""
@@ -503,7 +504,7 @@ class Match(msgspec.Struct, frozen=True, gc=False):
         for seat in (0, 1):
             if gone[seat]:
                 return self._finish(
-                    Finish(FINISHED, 1 - seat, f"seat {seat} left and did not come back"), now
+                    Finish(FINISHED, 1 - seat, f"seat {seat} left and did not come back"), now, left=True
                 )
         return Step(self)
 
@@ -526,12 +527,17 @@ class Match(msgspec.Struct, frozen=True, gc=False):
             raise ProtocolError(ErrorCode.NOT_STARTED, f"match {self.id} is waiting for a player")
 
     def _require_rematch_possible(self) -> None:
-        if not self.is_over:
-            raise ProtocolError(ErrorCode.NOT_ALLOWED, f"match {self.id} is not over yet")
+        if self.status == OPEN:
+            raise ProtocolError(ErrorCode.NOT_STARTED, f"match {self.id} is waiting for a player")
         if None in self.seats:
             raise ProtocolError(ErrorCode.NOT_ALLOWED, f"match {self.id} never had two players")
         if self.rematch_id is not None:
             raise ProtocolError(ErrorCode.NOT_ALLOWED, f"the rematch has started as match {self.rematch_id}")
+
+    def _require_rematch_to_agree(self) -> None:
+        self._require_rematch_possible()
+        if self.rematch_agreed_id is not None:
+            raise ProtocolError(ErrorCode.NOT_ALLOWED, "the rematch is agreed: it starts when this game ends")
 
     def _present(self, seat: int, now: float) -> Match:
         connected = list(self.connected)
@@ -560,9 +566,36 @@ class Match(msgspec.Struct, frozen=True, gc=False):
         )
         return match, ended
 
-    def _finish(self, finish: Finish, now: float) -> Step:
+    def _finish(self, finish: Finish, now: float, *, left: bool = False) -> Step:
+        """End the match now (not by a move); ``left``: because a player stayed away."""
         match, ended = self._end(finish, now)
-        return match._step([ended], [SaveFinish(finish)])
+        return match._closing_step((ended,), (SaveFinish(finish),), now, rematch=not left)
+
+    def _closing_step(
+        self, events: tuple[MatchEvent, ...], effects: tuple[Effect, ...], now: float, *, rematch: bool = True
+    ) -> Step:
+        """The step that ends the match (``self`` is already over), with the rematch agreed during play
+        if there is one: it starts in the same step, unless the game was aborted or a player left."""
+        new_match_id = self.rematch_agreed_id
+        if new_match_id is None:
+            return self._step(events, effects)
+        over = replace(self, rematch_agreed_id=None)
+        if not rematch or self.status != FINISHED:
+            return over._step(events, effects)
+        match, started, create = over._rematch(new_match_id, now)
+        return match._step((*events, started), (*effects, create))
+
+    def _rematch(self, new_match_id: str, now: float) -> tuple[Match, protocol.RematchStarted, CreateRematch]:
+        """This finished match pointing to its rematch, the event that announces it and the effect that
+        stores it: a new match with the same options, seats swapped, live at once."""
+        rematch = Match.open(new_match_id, self.game, self.options, self.grace_s)
+        for new_seat, player in ((0, self.seats[1]), (1, self.seats[0])):
+            assert player is not None
+            rematch = rematch.join(player, new_seat, now).match
+        absent = tuple(None if connected else now for connected in self.connected)
+        rematch = replace(rematch, seq=0, connected=self.connected, absent_since=(absent[0], absent[1]))
+        started = protocol.RematchStarted(match_id=self.id, seq=0, new_match_id=new_match_id)
+        return replace(self, rematch_offer=None, rematch_id=new_match_id), started, CreateRematch(rematch)
 
     def _step(self, events: Sequence[MatchEvent], effects: Sequence[Effect] = ()) -> Step:
         """Number ``events`` after this match's last event and wrap everything in a :class:`Step`."""

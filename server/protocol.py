@@ -345,6 +345,8 @@ class MatchState(ServerMessage, tag="match.state", kw_only=True):
     """For each absent seat, how long its player has left to come back; ``null`` for one present."""
     draw_offer: SeatNumber | None
     rematch_offer: SeatNumber | None
+    rematch_agreed: bool
+    """Both players asked for a rematch during the game: it starts as the game ends."""
     result: MatchResult | None
     you: SeatNumber | None
     """Your seat in this match, ``null`` for a spectator."""
@@ -409,6 +411,10 @@ class RematchDeclined(MatchEvent, tag="rematch.declined", kw_only=True):
     seat: SeatNumber
 
 
+class RematchAgreed(MatchEvent, tag="rematch.agreed", kw_only=True):
+    """Both players want a rematch, asked for during the game: it starts the moment the game ends."""
+
+
 class RematchStarted(MatchEvent, tag="rematch.started", kw_only=True):
     new_match_id: str
 
@@ -441,6 +447,7 @@ AnyMatchEvent: TypeAlias = (
     | DrawDeclined
     | RematchOffered
     | RematchDeclined
+    | RematchAgreed
     | RematchStarted
     | ChatLine
     | PresenceChanged

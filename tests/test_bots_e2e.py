@@ -232,7 +232,7 @@ async def test_api_bots_lists_what_a_running_fleet_offers(arena: Server, start_f
     await wait_until(lambda: not arena.bot_catalog.offers, 5, "the offer to be withdrawn")
 
 
-async def test_a_bot_declines_a_draw_before_it_has_searched_accepts_one_it_cannot_win_and_a_rematch(
+async def test_a_bot_declines_a_draw_before_it_has_searched_accepts_one_it_cannot_win_and_rematches(
     arena: Server, connect: Connect, start_fleet: StartFleet
 ) -> None:
     await start_fleet(server=arena, levels=parse_levels("tictactoe:8"))
@@ -255,6 +255,15 @@ async def test_a_bot_declines_a_draw_before_it_has_searched_accepts_one_it_canno
     assert rematch["you"] == 1 and rematch["status"] == "live"
     first = await alice.expect(type_="moved", match_id=started["new_match_id"], ply=0)
     assert first["seat"] == 0 and first["engine"]["score"] == 0
+
+    # Asked for during the game, the next rematch is agreed at once and starts as this game ends.
+    second = started["new_match_id"]
+    assert (await alice.request("rematch.offer", match_id=second))["type"] == "rematch.offered"
+    await alice.expect(type_="rematch.agreed", match_id=second)  # the bot accepted
+    assert (await alice.request("resign", match_id=second))["type"] == "ended"
+    started = await alice.expect(type_="rematch.started", match_id=second)
+    third = await alice.expect(type_="match.state", match_id=started["new_match_id"])
+    assert third["you"] == 0 and third["status"] == "live"
 
 
 async def test_a_busy_bot_spreads_its_games_over_connections_yet_stays_one_player(

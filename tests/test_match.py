@@ -11,6 +11,7 @@ from server import protocol
 from server.errors import ErrorCode, ProtocolError
 from server.match import (
     CHAT_KEPT,
+    CreateRematch,
     EventLog,
     Finish,
     Match,
@@ -192,8 +193,10 @@ def test_abort_only_before_both_sides_have_moved() -> None:
 
 def test_rematch_swaps_seats_and_starts_at_once() -> None:
     over = play(live_match("1+0"), TOP_ROW_WIN).match
-    with refused(ErrorCode.NOT_ALLOWED):
-        live_match().offer_rematch(ALICE.id, "m2", 0.0)
+    with refused(ErrorCode.NOT_STARTED):
+        Match.open("m1", get_game("tictactoe"), options(), GRACE_S).join(ALICE, 0, 0.0).match.offer_rematch(
+            ALICE.id, "m2", 0.0
+        )
     offered = over.offer_rematch(BOB.id, "m2", 0.0).match
     with refused(ErrorCode.NOT_ALLOWED):
         offered.offer_rematch(BOB.id, "m2", 0.0)
@@ -212,6 +215,73 @@ def test_rematch_swaps_seats_and_starts_at_once() -> None:
     assert step.match.state(log="l", now=0.0, viewer=ALICE.id).rematch_id == "m2", (
         "the old match's page links on"
     )
+
+
+def agreed_during_play(match: Match) -> Match:
+    """``match`` with a rematch asked for by both players before its end."""
+    offered = match.offer_rematch(ALICE.id, "m-unused", 0.0)
+    (event,) = offered.events
+    assert isinstance(event, protocol.RematchOffered) and event.seat == 0 and not offered.effects
+    agreed = offered.match.offer_rematch(BOB.id, "m2", 0.0)  # meets Alice's offer: accepts it
+    (event,) = agreed.events
+    assert isinstance(event, protocol.RematchAgreed) and not agreed.effects
+    state = agreed.match.state(log="l", now=0.0, viewer=BOB.id)
+    assert state.rematch_agreed and state.rematch_offer is None and state.rematch_id is None
+    return agreed.match
+
+
+def test_a_rematch_agreed_during_play_starts_in_the_step_that_ends_the_game() -> None:
+    match = agreed_during_play(play(live_match("1+0"), TOP_ROW_WIN[:2]).match)
+    with refused(ErrorCode.NOT_ALLOWED):
+        match.offer_rematch(ALICE.id, "m3", 0.0)
+    with refused(ErrorCode.NOT_ALLOWED):
+        match.accept_rematch(BOB.id, "m3", 0.0)
+    step = play(match, TOP_ROW_WIN[2:])
+    moved, ended, started = step.events
+    assert isinstance(moved, protocol.Moved) and isinstance(ended, protocol.Ended)
+    assert isinstance(started, protocol.RematchStarted) and started.new_match_id == "m2"
+    assert [event.seq for event in step.events] == [match.seq + 3, match.seq + 4, match.seq + 5]
+    saved, created = step.effects
+    assert isinstance(saved, SaveMove) and saved.finish == Finish("finished", 0, "three in a row")
+    rematch = created.match  # type: ignore[union-attr]
+    assert (rematch.id, rematch.status, rematch.seats, rematch.moves) == ("m2", "live", (BOB, ALICE), ())
+    over = step.match.state(log="l", now=0.0, viewer=ALICE.id)
+    assert over.rematch_id == "m2" and not over.rematch_agreed
+
+    # Any other end by play brings it too: a resignation, an agreed draw, a flag.
+    resigned = match.resign(BOB.id, 1.0)
+    assert [type(event) for event in resigned.events] == [protocol.Ended, protocol.RematchStarted]
+    assert [type(effect) for effect in resigned.effects] == [SaveFinish, CreateRematch]
+    flagged = match.tick(61.0)
+    assert [type(event) for event in flagged.events] == [protocol.Ended, protocol.RematchStarted]
+
+
+def test_an_agreed_rematch_lapses_when_the_game_is_aborted_or_a_player_leaves_and_can_be_withdrawn() -> None:
+    match = agreed_during_play(live_match())
+    aborted = match.abort(BOB.id, 0.0)
+    assert [type(event) for event in aborted.events] == [protocol.Ended]
+    assert aborted.match.rematch_agreed_id is None and aborted.match.rematch_id is None
+    gone = match.disconnect(BOB.id, 0.0).match.tick(GRACE_S + 1)
+    assert [type(event) for event in gone.events] == [protocol.Ended]
+    assert gone.match.result == result("finished", 0, "seat 1 left and did not come back")
+    assert gone.match.rematch_agreed_id is None
+    as_stored = match.end_as_stored(Finish("finished", 1, "seat 0 resigned"), 0.0)
+    assert [type(event) for event in as_stored.events] == [protocol.Ended]
+    assert as_stored.match.rematch_agreed_id is None
+    # Either player may withdraw before the end; the offers start over.
+    withdrawn = match.decline_rematch(ALICE.id, 0.0)
+    (event,) = withdrawn.events
+    assert isinstance(event, protocol.RematchDeclined) and event.seat == 0
+    assert withdrawn.match.rematch_agreed_id is None and withdrawn.match.rematch_offer is None
+    assert [type(event) for event in play(withdrawn.match, TOP_ROW_WIN).events] == [
+        protocol.Moved,
+        protocol.Ended,
+    ]
+    # An offer made during play and not answered stands after the end.
+    offered = live_match().offer_rematch(BOB.id, "m2", 0.0).match
+    over = play(offered, TOP_ROW_WIN).match
+    assert over.rematch_offer == 1
+    assert isinstance(over.accept_rematch(ALICE.id, "m3", 0.0).events[0], protocol.RematchStarted)
 
 
 def test_chat_is_for_seated_players_and_cleaned() -> None:

@@ -86,6 +86,35 @@ async def test_a_rematch_swaps_seats_and_starts_at_once(arena: Server, connect: 
     assert [seat.player_name for seat in record.seats] == ["Bob", "Alice"]
 
 
+async def test_a_rematch_agreed_during_play_starts_as_the_last_move_lands(
+    arena: Server, connect: Connect
+) -> None:
+    """A pair playing a series: with the rematch agreed before the end, the match that ends gives way to
+    its rematch in the same step, so the server never holds fewer live matches between the two."""
+    alice, bob = await pair(arena, connect)
+    match_id = (await open_match(alice, bob, "tictactoe", time_control="1+0"))["match_id"]
+    assert (await bob.request("rematch.offer", match_id=match_id))["type"] == "rematch.offered"
+    agreed = await alice.request("rematch.offer", match_id=match_id)  # meets Bob's offer
+    assert agreed["type"] == "rematch.agreed"
+    await bob.expect(type_="rematch.agreed", match_id=match_id)
+    assert arena.host.counts()["live_matches"] == 1
+
+    moved = await play_moves("tictactoe", (alice, bob), match_id, ["a1", "a2", "b1", "b2", "c1"])
+    assert arena.host.counts()["live_matches"] == 1, "the rematch took the finished match's place at once"
+    for client in (alice, bob):
+        ended = await client.expect(type_="ended", match_id=match_id)
+        started = await client.expect(type_="rematch.started", match_id=match_id)
+        assert ended["seq"] == moved[-1]["seq"] + 1 and started["seq"] == ended["seq"] + 1
+    new_id = started["new_match_id"]
+    for client, seat in ((alice, 1), (bob, 0)):
+        state = await client.expect(type_="match.state", match_id=new_id)
+        assert (state["status"], state["you"], state["rematch_agreed"]) == ("live", seat, False)
+    assert await stored(arena, match_id) == ("finished", 0, "three in a row")
+    record = await arena.store.get_match(new_id)
+    assert record is not None and record.rematch_of == match_id and record.status == "live"
+    assert [seat.player_name for seat in record.seats] == ["Bob", "Alice"]
+
+
 async def test_chat_reaches_players_and_spectators_as_plain_text(arena: Server, connect: Connect) -> None:
     alice, bob = await pair(arena, connect)
     spectator = await connect.player(arena, "Sam")

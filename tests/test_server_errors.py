@@ -203,7 +203,7 @@ async def test_every_error_code_is_answered_with_its_code_and_request_id(
         scene, alice, {"type": "draw.accept", "id": "a2", "match_id": live}, ErrorCode.NOT_ALLOWED
     )
     await assert_refused(
-        scene, alice, {"type": "rematch.offer", "id": "a3", "match_id": live}, ErrorCode.NOT_ALLOWED
+        scene, alice, {"type": "rematch.accept", "id": "a3", "match_id": live}, ErrorCode.NOT_ALLOWED
     )
     await assert_refused(
         scene,

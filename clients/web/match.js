@@ -194,6 +194,7 @@ export function mount(container, app, [matchId]) {
       "draw.declined": `${who} declined the draw.`,
       "rematch.offered": `${who} offers a rematch.`,
       "rematch.declined": `${who} declined the rematch.`,
+      "rematch.agreed": "Rematch agreed: it starts when this game ends.",
     }[event.type];
     if (text) app.toast(text);
   }

@@ -89,9 +89,15 @@ export class MatchModel {
         break;
       case "rematch.declined":
         state.rematch_offer = null;
+        state.rematch_agreed = false;
+        break;
+      case "rematch.agreed":
+        state.rematch_offer = null;
+        state.rematch_agreed = true;
         break;
       case "rematch.started":
         state.rematch_offer = null;
+        state.rematch_agreed = false;
         this.newMatchId = event.new_match_id;
         break;
       case "chat":

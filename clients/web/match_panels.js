@@ -80,9 +80,15 @@ export function controlsFor(model, { matchId, sides, sending, resign, act, move,
     if (state.status === "open" || (state.status === "live" && model.ply < 2)) {
       controls.push(button("Abort", () => act("abort")));
     }
-    if (model.isOver && state.seats.every(Boolean)) {
+    // During the game only an opponent's standing offer (or an agreed rematch) shows: agreed then, the
+    // rematch starts as the game ends.
+    const rematchAsked = Number.isInteger(state.rematch_offer) || Boolean(state.rematch_agreed);
+    if ((model.isOver || (state.status === "live" && rematchAsked)) && state.seats.every(Boolean)) {
       if (rematchHref) {
         controls.push(link("Go to the rematch", rematchHref, "button primary"));
+      } else if (state.rematch_agreed) {
+        controls.push(button("Rematch agreed", null, { disabled: true }));
+        controls.push(button("Cancel rematch", () => act("rematch.decline")));
       } else if (state.rematch_offer === opponent) {
         controls.push(button("Accept rematch", () => act("rematch.accept"), { class: "primary" }));
         controls.push(button("Decline rematch", () => act("rematch.decline")));

@@ -421,9 +421,10 @@ def own_move(choices: Choices, arena: Arena) -> FuzzCase:
 
 
 def own_not_allowed(choices: Choices, arena: Arena) -> FuzzCase:
-    """Answering offers never made, offering a rematch mid-game, joining twice, aborting too late."""
+    """Answering offers never made, joining twice, aborting too late. (Offering a rematch mid-game is
+    allowed: it starts as the game ends.)"""
     own = pick(choices, arena.own)
-    kinds = ["draw.accept", "draw.decline", "rematch.offer", "rematch.accept", "rematch.decline"]
+    kinds = ["draw.accept", "draw.decline", "rematch.accept", "rematch.decline"]
     kinds.append("match.join")
     if len(own.moves) >= 2:
         kinds.append("abort")
