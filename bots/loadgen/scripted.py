@@ -3,10 +3,12 @@
 They keep no rules of their own: ``match.state``, ``started`` and ``moved``
 carry the position's legal moves (``legal``) and say whose turn it is, so a
 player picks one of those at random when it is its turn and its match's
-:class:`~bots.loadgen.recording.Beat` says the move is due. When a match ends,
-both players offer a rematch (the second offer accepts it), so the pair plays
-on in a fresh match, and each leaves the old one. A refused move is counted
-and its player asks for the match's full state to get back in step.
+:class:`~bots.loadgen.recording.Beat` says the move is due. As a match starts,
+both players offer a rematch (the second offer accepts it), so the rematch
+starts the moment the game ends and the pair plays on in a fresh match with no
+pause between games; each then leaves the old one. (Should a game end before
+that agreement, both offer once it is over.) A refused move is counted and its
+player asks for the match's full state to get back in step.
 
 Sending never waits (``broadcast`` to one connection), and each connection has
 one task that reads it: the least a client can cost, so that the load
@@ -47,6 +49,8 @@ class Incoming(msgspec.Struct):
     legal: list[str] | None = None
     code: str | None = None
     message: str | None = None
+    rematch_offer: int | None = None
+    rematch_agreed: bool = False
 
 
 _decode = msgspec.json.Decoder(Incoming).decode
@@ -68,6 +72,8 @@ class ScriptedPlayer:
         "pair",
         "pending",
         "ply",
+        "rematch_agreed",
+        "rematch_asked",
         "sent_at",
         "turn",
         "websocket",
@@ -83,6 +89,9 @@ class ScriptedPlayer:
         self.turn: int | None = None
         self.legal: list[str] = []
         self.live = False
+        self.rematch_agreed = False
+        self.rematch_asked: str | None = None
+        """The match whose rematch this player has asked for during the game."""
         self.pending: int | None = None
         """The id of the move sent and not yet answered."""
         self.sent_at = 0.0
@@ -127,13 +136,18 @@ class ScriptedPlayer:
                 self.live, self.ply, self.turn = True, 0, message.turn
                 self.legal = message.legal or []
                 self.pair.player_live()
+                self.offer_rematch()
                 self.consider_moving()
+        elif kind == "rematch.agreed":
+            if message.match_id == self.match_id:
+                self.rematch_agreed = True
         elif kind == "ended":
             if message.match_id == self.match_id:
                 self.live, self.legal = False, []
                 if self is self.pair.host:
                     self.pair.recorder.game_ended(asyncio.get_running_loop().time())
-            self.send({"type": "rematch.offer", "match_id": message.match_id})
+            if not self.rematch_agreed:
+                self.send({"type": "rematch.offer", "match_id": message.match_id})
         elif kind == "rematch.started":
             self.send({"type": "match.leave", "match_id": message.match_id})
         elif kind == "error":
@@ -147,15 +161,25 @@ class ScriptedPlayer:
         self.ply = len(state.moves or ())
         self.legal = state.legal or []
         self.live = state.status == "live"
+        self.rematch_agreed = state.rematch_agreed
         if self.pending is not None and state.id == self.pending:
             self.pending = None  # our move was a resend of one already played
         if state.status == "open":
             self.pair.opened(state.match_id)
         elif self.live:
             self.pair.player_live()
+            if state.rematch_offer == self.you:
+                self.rematch_asked = state.match_id
+            self.offer_rematch()
             self.consider_moving()
         elif state.status in OVER:
             self.send({"type": "rematch.offer", "match_id": state.match_id})
+
+    def offer_rematch(self) -> None:
+        """Ask for the rematch during the game, so that it starts as the game ends."""
+        if not self.rematch_agreed and self.rematch_asked != self.match_id:
+            self.rematch_asked = self.match_id
+            self.send({"type": "rematch.offer", "match_id": self.match_id})
 
     def on_error(self, error: Incoming) -> None:
         self.pair.recorder.error(error.code or "?", asyncio.get_running_loop().time())
