@@ -450,6 +450,37 @@ async def test_finished_games_list_filters_and_links_to_replays(
 
 
 @IN_MODULE_LOOP
+async def test_a_rematch_agreed_during_play_starts_as_the_game_ends(
+    browser: Browser, base_url: str, arena_server: Server
+) -> None:
+    page = await open_page(browser, base_url)
+    errors = PageErrors(page)
+    await sign_in(page, "Serial")
+    async with await ArenaClient.connect(arena_server.ws_url) as rival:
+        await rival.hello("Rival")
+        match_id = (await rival.request("match.create", game="tictactoe", seat=0))["match_id"]
+        await page.goto(f"{base_url}/match/{match_id}")
+        await page.get_by_role("button", name="Join as X").click()
+        await rival.expect(type_="started", match_id=match_id)
+        # During the game only a standing offer shows: accepted, the rematch waits for the game's end.
+        await expect(page.get_by_role("button", name="Rematch")).to_have_count(0)
+        assert (await rival.request("rematch.offer", match_id=match_id))["type"] == "rematch.offered"
+        await page.get_by_role("button", name="Accept rematch").click()
+        await rival.expect(type_="rematch.agreed", match_id=match_id)
+        await expect(page.get_by_role("button", name="Rematch agreed")).to_be_disabled()
+        await expect(page.get_by_role("button", name="Offer draw")).to_be_visible()  # the game goes on
+
+        assert (await rival.request("resign", match_id=match_id))["type"] == "ended"
+        started = await rival.expect(type_="rematch.started", match_id=match_id)
+        await page.wait_for_url(f"**/match/{started['new_match_id']}")
+        await expect(page.locator("#toast")).to_have_text(
+            "Game over: Rival (O) resigned. The rematch has started."
+        )
+        await expect(page.locator(".turn-status")).to_have_text("Your turn (O).")
+    errors.assert_none()
+
+
+@IN_MODULE_LOOP
 async def test_lobby_lists_open_matches_live_on_a_phone(
     browser: Browser, base_url: str, arena_server: Server
 ) -> None:

@@ -11,7 +11,7 @@
 import { boardFor } from "./boards/index.js";
 import { BoardView } from "./boards/board.js";
 import { pieceCounts } from "./boards/pieces.js";
-import { loadCatalog } from "./catalog.js";
+import { describeReason, loadCatalog } from "./catalog.js";
 import { ClockFaces } from "./clock.js";
 import { h, replaceChildren } from "./dom.js";
 import { MatchModel } from "./match_model.js";
@@ -114,7 +114,10 @@ export function mount(container, app, [matchId]) {
       follow({ full: true });
     }
     if (event.type === "rematch.started" && model.mySeat !== null && !quiet) {
-      app.toast("The rematch has started.");
+      // Agreed during the game, the rematch starts with its end: say how that game ended on the way.
+      const ended = model.state.result;
+      const how = ended ? `Game over: ${describeReason(ended.reason, names())}. ` : "";
+      app.toast(`${how}The rematch has started.`);
       app.navigate(`/match/${encodeURIComponent(event.new_match_id)}`);
       return;
     }
