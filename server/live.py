@@ -472,6 +472,9 @@ class MatchHost:
             try:
                 await write
             except StorageError as error:
+                if isinstance(effect, CreateRematch):  # (a step's last effect: the game's end is stored)
+                    step = await self._rematch_not_stored(live, step, effect.match.id, error)
+                    break
                 await self._write_failed(live, effect, error)
         before, live.match = live.match, step.match
         live.log.append(step.events)
@@ -573,6 +576,22 @@ class MatchHost:
         elif isinstance(effect, SaveFinish):
             live.unsure_finish = True  # the commit may have gone through all the same
         raise storage_failure(error) from error
+
+    async def _rematch_not_stored(
+        self, live: LiveMatch, step: Step, rematch_id: str, error: StorageError
+    ) -> Step:
+        """The step to adopt when its rematch's row failed to commit after the game's end did: as it is, if
+        the row is stored after all (its commit answer was lost); else without the rematch, so that the
+        stored end is announced rather than refused. (If the store cannot say, the rematch is dropped: a
+        row that did commit then stays live and unseen until a restart, which aborts it once the grace
+        period passes with no one back.)"""
+        with contextlib.suppress(StorageError):
+            if await self.store.get_match(rematch_id) is not None:
+                return step
+        log.warning(
+            "match %s: its rematch could not be stored (%s): the game ends without it", live.id, error
+        )
+        return step.without_rematch()
 
     async def _stored_by_a_lost_commit(self, match_id: str, move: SaveMove) -> bool:
         """Whether ``move`` is already stored, exactly: a batch can commit although its answer is lost

@@ -91,6 +91,15 @@ class Step(msgspec.Struct, frozen=True, gc=False):
     duplicate: bool = False
     """True for a move that repeats the move already played at its ply: nothing to do."""
 
+    def without_rematch(self) -> Step:
+        """This step with the rematch it starts taken out (its row could not be stored): the game it
+        ends still ends, and the players may offer a rematch again."""
+        events = tuple(event for event in self.events if not isinstance(event, protocol.RematchStarted))
+        effects = tuple(effect for effect in self.effects if not isinstance(effect, CreateRematch))
+        dropped = len(self.events) - len(events)
+        match = replace(self.match, rematch_id=None, seq=self.match.seq - dropped)
+        return Step(match, events, effects, self.duplicate)
+
 
 # --------------------------------------------------------------------------- the match
 

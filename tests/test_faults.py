@@ -487,6 +487,63 @@ async def test_a_move_whose_commit_answer_was_lost_is_acknowledged_when_sent_aga
     assert [move.ply for move, *_ in lost] == [0]
 
 
+async def agree_a_rematch_and_win(alice: ArenaClient, bob: ArenaClient, match_id: str) -> Message:
+    """Agree a rematch during a game of tic-tac-toe, then play the winning move (Alice's): its reply."""
+    await bob.request("rematch.offer", match_id=match_id)
+    assert (await alice.request("rematch.offer", match_id=match_id))["type"] == "rematch.agreed"
+    *moves, last = decisive_game("tictactoe")
+    assert len(moves) % 2 == 0, "the first player, Alice, wins"
+    await play_moves("tictactoe", (alice, bob), match_id, moves)
+    return await alice.request("move", match_id=match_id, ply=len(moves), move=last)
+
+
+async def test_a_rematch_whose_row_cannot_be_stored_leaves_the_stored_end_announced(
+    arena: Server, connect: Connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The winning move commits, the agreed rematch's row does not: the game still ends, for everyone,
+    and the players may offer a rematch again."""
+    alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
+    match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
+    original = Store.create_match
+
+    async def refuse_once(store: Store, record: Any) -> None:
+        monkeypatch.setattr(Store, "create_match", original)
+        raise DatabaseUnavailableError("the database went away")
+
+    monkeypatch.setattr(Store, "create_match", refuse_once)
+    moved = await agree_a_rematch_and_win(alice, bob, match_id)
+    assert moved["type"] == "moved", moved
+    for client in (alice, bob):
+        ended = await client.expect(type_="ended", match_id=match_id)
+        assert ended["seq"] == moved["seq"] + 1 and ended["winner"] == 0
+    state = await bob.request("match.watch", match_id=match_id)
+    assert (state["status"], state["rematch_id"], state["rematch_agreed"]) == ("finished", None, False)
+    assert state["seq"] == ended["seq"], "no event number was left unused"
+    assert arena.host.counts()["live_matches"] == 0
+    record = await arena.store.get_match(match_id)
+    assert record is not None and (record.status, record.winner) == ("finished", 0)
+    assert len(record.moves) == len(decisive_game("tictactoe"))
+    # Offered again once the game is over, the rematch starts.
+    await alice.request("rematch.offer", match_id=match_id)
+    started = await bob.request("rematch.offer", match_id=match_id)
+    assert started["type"] == "rematch.started"
+    assert (await arena.store.get_match(started["new_match_id"])) is not None
+
+
+async def test_a_rematch_whose_commit_answer_was_lost_starts_all_the_same(
+    arena: Server, connect: Connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
+    match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
+    lost = lose_the_next_commit_answer(monkeypatch, "create_match")
+    assert (await agree_a_rematch_and_win(alice, bob, match_id))["type"] == "moved"
+    started = await bob.expect(type_="rematch.started", match_id=match_id)
+    state = await bob.expect(type_="match.state", match_id=started["new_match_id"])
+    assert (state["status"], state["you"]) == ("live", 0)
+    assert [record.id for record, *_ in lost] == [started["new_match_id"]]
+    assert arena.host.counts()["live_matches"] == 1
+
+
 async def test_a_different_move_after_a_lost_commit_answer_is_refused_and_the_match_goes_on(
     arena: Server, connect: Connect, monkeypatch: pytest.MonkeyPatch
 ) -> None:
