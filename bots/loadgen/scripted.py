@@ -146,7 +146,8 @@ class ScriptedPlayer:
                 self.live, self.legal = False, []
                 if self is self.pair.host:
                     self.pair.recorder.game_ended(asyncio.get_running_loop().time())
-            if not self.rematch_agreed:
+            agreed, self.rematch_agreed = self.rematch_agreed, False
+            if not agreed:  # (agreed, its rematch.started comes next)
                 self.send({"type": "rematch.offer", "match_id": message.match_id})
         elif kind == "rematch.started":
             self.send({"type": "match.leave", "match_id": message.match_id})

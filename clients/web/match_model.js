@@ -116,6 +116,7 @@ export class MatchModel {
         state.turn = null;
         state.legal = [];
         state.draw_offer = null;
+        state.rematch_agreed = false; // it starts now (rematch.started follows) or has lapsed
         state.clocks_ms = event.clocks_ms;
         state.clock_running = null;
         state.returnBy = [null, null]; // nobody has anything to come back to
