@@ -23,6 +23,7 @@ from test_storage import (
 )
 
 from server.storage import ConflictError, EngineInfo, MatchFinish, Store
+from server.storage.engine import SQLITE_WAL_AUTOCHECKPOINT_PAGES, configure_sqlite_connection
 
 __all__ = ["database_url", "postgres_store_url", "store"]  # fixtures shared with test_storage
 
@@ -187,3 +188,23 @@ async def test_sqlite_batches_store_exactly_what_sqlalchemy_stores(tmp_path: Pat
     fast_rows = stored_rows(tmp_path / "fast.sqlite3")
     assert fast_rows == stored_rows(tmp_path / "sqlalchemy.sqlite3")
     assert len(fast_rows["moves"]) == 3 and len(fast_rows["matches"]) == 2
+
+
+def test_sqlite_connections_commit_durably_with_short_checkpoints(tmp_path: Path) -> None:
+    """What every SQLite connection of the store is set to, the batches' own included: WAL, an fsync
+    at every commit, and the WAL copied into the database every quarter of SQLite's default pages."""
+    connection = sqlite3.connect(tmp_path / "settings.sqlite3")
+    try:
+        configure_sqlite_connection(connection)
+        settings = {
+            pragma: connection.execute(f"PRAGMA {pragma}").fetchone()[0]
+            for pragma in ("journal_mode", "synchronous", "wal_autocheckpoint", "foreign_keys")
+        }
+    finally:
+        connection.close()
+    assert settings == {
+        "journal_mode": "wal",
+        "synchronous": 2,  # FULL
+        "wal_autocheckpoint": SQLITE_WAL_AUTOCHECKPOINT_PAGES,
+        "foreign_keys": 1,
+    }
