@@ -462,7 +462,7 @@ class Match(msgspec.Struct, frozen=True, gc=False):
 
     def end_as_stored(self, finish: Finish, now: float) -> Step:
         """End the match as the store says it ended (a result whose commit answer was lost): announced,
-        with nothing left to commit."""
+        with nothing left to commit (so a rematch agreed during play lapses: it would need one)."""
         if self.is_over:
             return Step(self)
         match, ended = self._end(finish, now)
