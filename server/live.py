@@ -749,7 +749,8 @@ class MatchHost:
 
 def _replay_stored_move(match: Match, stored: MoveRecord, now: float) -> Step:
     """The move ``stored`` at ``match``'s ply, played as it was stored: with its think time and the clocks
-    stored with it (the time since is nobody's), and nothing left to commit. Raises
+    stored with it (the time since is nobody's), and nothing of it left to commit; a rematch agreed during
+    play that the move starts still is (its row is written after the move's). Raises
     :class:`ProtocolError` if the rules refuse it here."""
     player = match.seats[stored.seat]
     if player is None:
@@ -783,7 +784,7 @@ def _replay_stored_move(match: Match, stored: MoveRecord, now: float) -> Step:
         else event
         for event in step.events
     )
-    return Step(after, events)
+    return Step(after, events, tuple(effect for effect in step.effects if not isinstance(effect, SaveMove)))
 
 
 def _finish(finish: Finish | None, at: datetime) -> MatchFinish | None:

@@ -487,14 +487,23 @@ async def test_a_move_whose_commit_answer_was_lost_is_acknowledged_when_sent_aga
     assert [move.ply for move, *_ in lost] == [0]
 
 
-async def agree_a_rematch_and_win(alice: ArenaClient, bob: ArenaClient, match_id: str) -> Message:
-    """Agree a rematch during a game of tic-tac-toe, then play the winning move (Alice's): its reply."""
+async def agree_a_rematch_and_reach_the_win(
+    alice: ArenaClient, bob: ArenaClient, match_id: str
+) -> tuple[int, str]:
+    """Agree a rematch during a game of tic-tac-toe, then play up to Alice's winning move: its ply and
+    notation."""
     await bob.request("rematch.offer", match_id=match_id)
     assert (await alice.request("rematch.offer", match_id=match_id))["type"] == "rematch.agreed"
     *moves, last = decisive_game("tictactoe")
     assert len(moves) % 2 == 0, "the first player, Alice, wins"
     await play_moves("tictactoe", (alice, bob), match_id, moves)
-    return await alice.request("move", match_id=match_id, ply=len(moves), move=last)
+    return len(moves), last
+
+
+async def agree_a_rematch_and_win(alice: ArenaClient, bob: ArenaClient, match_id: str) -> Message:
+    """Agree a rematch during a game of tic-tac-toe, then play the winning move (Alice's): its reply."""
+    ply, last = await agree_a_rematch_and_reach_the_win(alice, bob, match_id)
+    return await alice.request("move", match_id=match_id, ply=ply, move=last)
 
 
 async def test_a_rematch_whose_row_cannot_be_stored_leaves_the_stored_end_announced(
@@ -541,6 +550,28 @@ async def test_a_rematch_whose_commit_answer_was_lost_starts_all_the_same(
     state = await bob.expect(type_="match.state", match_id=started["new_match_id"])
     assert (state["status"], state["you"]) == ("live", 0)
     assert [record.id for record, *_ in lost] == [started["new_match_id"]]
+    assert arena.host.counts()["live_matches"] == 1
+
+
+async def test_a_winning_move_whose_commit_answer_was_lost_still_starts_the_agreed_rematch(
+    arena: Server, connect: Connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The winning move commits, its answer is lost, and Alice sends it again: the move is played as
+    stored, and the rematch agreed during the game, whose row was never written, is stored and starts."""
+    alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
+    match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
+    ply, last = await agree_a_rematch_and_reach_the_win(alice, bob, match_id)
+    lost = lose_the_next_commit_answer(monkeypatch, "append_move")
+    refused = await alice.request("move", match_id=match_id, ply=ply, move=last)
+    assert refused["code"] == "unavailable", refused
+    moved = await alice.request("move", match_id=match_id, ply=ply, move=last)
+    assert (moved["type"], moved["ply"]) == ("moved", ply), moved
+    assert [move.ply for move, *_ in lost] == [ply]
+    started = await bob.expect(type_="rematch.started", match_id=match_id)
+    state = await bob.expect(type_="match.state", match_id=started["new_match_id"])
+    assert (state["status"], state["you"]) == ("live", 0)
+    record = await arena.store.get_match(started["new_match_id"])
+    assert record is not None and record.rematch_of == match_id and record.status == "live"
     assert arena.host.counts()["live_matches"] == 1
 
 
