@@ -1,19 +1,22 @@
-"""``plyarena bench store``: what committing moves to SQLite costs, three ways, in one run.
+"""``plyarena bench store``: what committing moves to SQLite costs, four ways, in one run.
 
-The store commits SQLite batches on the event loop's own thread
-(:mod:`server.storage.batches`). This bench shows why, applying the same rows
-the same number of times each way:
+The store hands SQLite batches to a writer process of their own
+(:mod:`server.storage.sqlite_writer`). This bench shows why, applying the same
+rows the same number of times each way:
 
-- ``loop``: :meth:`SqliteBatches.apply` on the event loop, what the store does;
-- ``thread``: the same call in a worker thread (``run_in_executor``);
+- ``process``: :meth:`SqliteBatches.apply`, the rows converted on the loop and
+  committed by the writer process, what the store does;
+- ``loop``: the same converted rows applied and committed on the event loop's
+  thread, what the store did before;
+- ``thread``: that in a worker thread (``run_in_executor``);
 - ``sqlalchemy``: the same rows through an SQLAlchemy ``AsyncConnection`` on
-  aiosqlite's thread, the store's way for PostgreSQL and its SQLite way before.
+  aiosqlite's thread, the store's way for PostgreSQL and its first SQLite way.
 
 For each way it measures, on a quiet loop, the CPU of a commit of one move and
 the CPU per move in batches; then, on a busy loop (tasks burning short bursts of
 CPU between yields, a stand-in for a loaded server), how long a batch takes and
-how late the loop's other work runs meanwhile. CPU is the whole process's, the
-worker threads' included.
+how late the loop's other work runs meanwhile. CPU is the loop's process's
+(its worker threads' included) and, apart, the writer process's.
 """
 
 from __future__ import annotations
@@ -29,11 +32,11 @@ from pathlib import Path
 
 from bots.benchmark import machine_description
 from server.eventloop import loop_factory
-from server.storage import MatchRecord, MoveRecord, SeatRecord, Store
+from server.storage import MatchRecord, MoveRecord, SeatRecord, Store, sqlite_writer
 from server.storage.batches import NEW_MOVE, Part, Rows, SqliteBatches, apply_batch, batch_rows, move_row
-from server.storage.engine import configure_sqlite_connection, create_engine
+from server.storage.engine import create_engine
 
-WAYS = ("loop", "thread", "sqlalchemy")
+WAYS = ("process", "loop", "thread", "sqlalchemy")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,9 +65,12 @@ class StorePlan:
 class WayResult:
     way: str
     commit_cpu_ms: float
-    """CPU of one commit holding one move."""
+    """CPU of one commit holding one move, in the loop's process."""
     move_cpu_us: float
-    """CPU per move, in batches of ``batch_size``."""
+    """CPU per move, in batches of ``batch_size``, in the loop's process."""
+    writer_commit_cpu_ms: float
+    """The same in the writer process (``process`` only)."""
+    writer_move_cpu_us: float
     busy_batch_ms: tuple[float, ...]
     """Wall time of each batch of ``busy_batch_size`` on the busy loop."""
     busy_lag_ms: tuple[float, ...]
@@ -81,6 +87,8 @@ class WayResult:
 
 
 Commit = Callable[[Rows], Awaitable[None]]
+WriterCpu = Callable[[], float]
+"""CPU seconds so far of the way's writer process; none but ``process`` has one."""
 
 
 class _Plies:
@@ -119,19 +127,27 @@ async def _prepare(url: str, matches: int) -> None:
         await store.close()
 
 
-async def _measure(plan: StorePlan, way: str, commit: Commit, plies: _Plies) -> WayResult:
-    start = time.process_time()
+async def _measure(
+    plan: StorePlan, way: str, commit: Commit, writer_cpu: WriterCpu, plies: _Plies
+) -> WayResult:
+    await commit(plies.rows(1))  # (starts the writer process, for the way that has one)
+    start, writer_start = time.process_time(), writer_cpu()
     for _ in range(plan.single_commits):
         await commit(plies.rows(1))
     commit_cpu_ms = 1000 * (time.process_time() - start) / plan.single_commits
+    writer_commit_cpu_ms = 1000 * (writer_cpu() - writer_start) / plan.single_commits
 
-    start = time.process_time()
+    start, writer_start = time.process_time(), writer_cpu()
     for _ in range(plan.batches):
         await commit(plies.rows(plan.batch_size))
-    move_cpu_us = 1e6 * (time.process_time() - start) / (plan.batches * plan.batch_size)
+    moves = plan.batches * plan.batch_size
+    move_cpu_us = 1e6 * (time.process_time() - start) / moves
+    writer_move_cpu_us = 1e6 * (writer_cpu() - writer_start) / moves
 
     busy_batch_ms, lags = await _on_a_busy_loop(plan, commit, plies)
-    return WayResult(way, commit_cpu_ms, move_cpu_us, busy_batch_ms, lags)
+    return WayResult(
+        way, commit_cpu_ms, move_cpu_us, writer_commit_cpu_ms, writer_move_cpu_us, busy_batch_ms, lags
+    )
 
 
 async def _on_a_busy_loop(
@@ -173,28 +189,45 @@ async def _run(plan: StorePlan, directory: Path) -> list[WayResult]:
     url = f"sqlite+aiosqlite:///{path}"
     await _prepare(url, plan.matches)
     engine = create_engine(url)
-    batches = SqliteBatches(str(path), engine.dialect, configure_sqlite_connection)
+    batches = SqliteBatches(str(path), engine.dialect)
+    connection = sqlite_writer.connect(str(path))
     executor = ThreadPoolExecutor(1, thread_name_prefix="plyarena-bench-store")
     loop = asyncio.get_running_loop()
 
+    def apply_here(rows: Rows) -> None:
+        sqlite_writer.apply(connection, batches.statements, batches.convert(rows))
+
     async def on_the_loop(rows: Rows) -> None:
-        batches.apply(rows)
+        apply_here(rows)
 
     async def in_a_thread(rows: Rows) -> None:
-        await loop.run_in_executor(executor, batches.apply, rows)
+        await loop.run_in_executor(executor, apply_here, rows)
 
     async def through_sqlalchemy(rows: Rows) -> None:
         async with engine.begin() as connection:
             await apply_batch(connection, rows)
 
-    commits = dict(zip(WAYS, (on_the_loop, in_a_thread, through_sqlalchemy), strict=True))
+    def writer_cpu() -> float:
+        pid = batches.writer_pid
+        return 0.0 if pid is None else _cpu_seconds(pid)
+
+    commits = dict(zip(WAYS, (batches.apply, on_the_loop, in_a_thread, through_sqlalchemy), strict=True))
     plies = _Plies()
     try:
-        return [await _measure(plan, way, commit, plies) for way, commit in commits.items()]
+        return [
+            await _measure(plan, way, commit, writer_cpu if way == "process" else lambda: 0.0, plies)
+            for way, commit in commits.items()
+        ]
     finally:
         executor.shutdown()
-        batches.close()
+        connection.close()
+        await batches.close()
         await engine.dispose()
+
+
+def _cpu_seconds(pid: int) -> float:
+    """CPU time of process ``pid`` so far, to the nanosecond (``/proc/{pid}/stat`` counts 10 ms ticks)."""
+    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
 
 
 def run_store_benchmark(plan: StorePlan, directory: Path) -> list[WayResult]:
@@ -207,31 +240,38 @@ def render_markdown(plan: StorePlan, results: list[WayResult], command: str) -> 
     machine = machine_description()
     by_way = {result.way: result for result in results}
     lines = [
-        "## Store: committing moves to SQLite on the loop, in a thread, or through SQLAlchemy",
+        "## Store: committing moves to SQLite in a writer process, on the loop, in a thread, or through "
+        "SQLAlchemy",
         "",
         f"`{command}` on {machine}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. The same "
-        "rows, one statement per kind, each commit fsynced (`synchronous=FULL`), three ways: *loop* "
-        "runs the store's `SqliteBatches.apply` on the event loop (what the server does), *thread* runs "
-        "it in a worker thread, *sqlalchemy* sends the rows through SQLAlchemy and aiosqlite (what the "
-        "store did before, and still does for PostgreSQL). CPU is the whole process's, threads included. "
+        "rows, one statement per kind, each commit fsynced (`synchronous=FULL`), four ways: *process* "
+        "hands them to the store's SQLite writer process (what the server does), *loop* applies them "
+        "on the event loop's thread (what it did before), *thread* in a worker thread, *sqlalchemy* "
+        "through SQLAlchemy and aiosqlite (the store's first way, and still its way for PostgreSQL). CPU "
+        "is the loop's process's, threads included, plus the writer process's where there is one. "
         f"The busy loop runs {plan.busy_tasks} tasks that burn {plan.busy_burst_ms:g} ms of CPU between "
         "yields, as a loaded server's connections do; lag is how late a 1 ms sleep wakes up meanwhile.",
         "",
-        f"| way | CPU per commit of one move, ms | CPU per move in batches of {plan.batch_size}, us "
-        f"| batch of {plan.busy_batch_size} on a busy loop: median / max ms | busy loop's lag p99 ms |",
+        f"| way | CPU per commit of one move, ms: loop's process + writer | CPU per move in batches of "
+        f"{plan.batch_size}, us: loop's process + writer | batch of {plan.busy_batch_size} on a busy "
+        "loop: median / max ms | busy loop's lag p99 ms |",
         "| --- | ---: | ---: | ---: | ---: |",
     ]
     for result in results:
         lines.append(
-            f"| {result.way} | {result.commit_cpu_ms:.3f} | {result.move_cpu_us:.1f} "
+            f"| {result.way} | {result.commit_cpu_ms:.3f} + {result.writer_commit_cpu_ms:.3f} "
+            f"| {result.move_cpu_us:.1f} + {result.writer_move_cpu_us:.1f} "
             f"| {result.busy_median_ms:.1f} / {max(result.busy_batch_ms):.1f} | {_lag(result)} |"
         )
-    loop, thread, sqlalchemy = (by_way[way] for way in WAYS)
+    process, loop, thread, sqlalchemy = (by_way[way] for way in WAYS)
     lines += [
         "",
-        f"On the loop a commit costs {sqlalchemy.commit_cpu_ms / loop.commit_cpu_ms:.1f}x less CPU than "
-        "through SQLAlchemy. On the busy loop a batch took "
-        f"{thread.busy_median_ms / loop.busy_median_ms:.0f}x as long (median) in a thread, and "
+        f"A commit of one move took {loop.commit_cpu_ms / process.commit_cpu_ms:.1f}x less of the loop's "
+        "CPU in the writer process than on the loop, and "
+        f"{sqlalchemy.commit_cpu_ms / loop.commit_cpu_ms:.1f}x less on the loop than through SQLAlchemy. "
+        "On the busy loop a batch took "
+        f"{process.busy_median_ms / loop.busy_median_ms:.1f}x as long (median) in the writer process, "
+        f"{thread.busy_median_ms / loop.busy_median_ms:.0f}x as long in a thread, and "
         f"{sqlalchemy.busy_median_ms / loop.busy_median_ms:.0f}x as long through SQLAlchemy, as on the loop; "
         "the loop's lag while a batch runs on it is the batch's time.",
     ]

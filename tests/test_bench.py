@@ -65,8 +65,10 @@ def test_quick_store_benchmark_commits_every_row_each_way_and_writes_its_section
     for result in results:
         assert result.commit_cpu_ms > 0 and result.move_cpu_us > 0
         assert len(result.busy_batch_ms) == plan.busy_batches
-    rounds = plan.single_commits + plan.batches + plan.busy_batches
-    moves = plan.single_commits + plan.batches * plan.batch_size + plan.busy_batches * plan.busy_batch_size
+    # (each way's first commit, of one move, starts its writer: the writer process, for one)
+    rounds = 1 + plan.single_commits + plan.batches + plan.busy_batches
+    moves = 1 + plan.single_commits + plan.batches * plan.batch_size
+    moves += plan.busy_batches * plan.busy_batch_size
     with sqlite3.connect(tmp_path / "bench.sqlite3") as database:
         stored = database.execute("SELECT count(*), count(DISTINCT ply) FROM moves").fetchone()
     assert stored == (len(WAYS) * moves, len(WAYS) * rounds)

@@ -133,8 +133,8 @@ def window(name: str, moves_per_s: float | None) -> WindowResult:
         name=name, interval_s=1.0, asked_per_s=10.0, seconds=3.0,
         round_trips_ms=Spread(30, 2.0, 4.0, 5.0, 6.0), answered_per_s=10.0, durable_moves_per_s=moves_per_s,
         errors={}, games_ended=1, connections=20, live_matches=10, server_lag_ms=(0.5, 1.5),
-        commits_per_s=5.0, writes_per_commit=2.0, commit_p99_ms=3.0, server_cpu=0.1, loadgen_cpu=0.1,
-        other_cpu=0.0, loadgen_lag_p99_ms=1.0,
+        commits_per_s=5.0, writes_per_commit=2.0, commit_p99_ms=3.0, server_cpu=0.1, helpers_cpu=0.02,
+        loadgen_cpu=0.1, other_cpu=0.0, loadgen_lag_p99_ms=1.0,
     )  # fmt: skip
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -23,28 +23,9 @@ from test_storage import (
 )
 
 from server.storage import ConflictError, EngineInfo, MatchFinish, Store
-from server.storage.engine import SQLITE_WAL_AUTOCHECKPOINT_PAGES, configure_sqlite_connection
+from server.storage.sqlite_writer import SQLITE_WAL_AUTOCHECKPOINT_PAGES, Batch, configure_sqlite_connection
 
 __all__ = ["database_url", "postgres_store_url", "store"]  # fixtures shared with test_storage
-
-
-class CountingConnection:
-    """A ``sqlite3`` connection that notes the first word of every statement it is given."""
-
-    def __init__(self, connection: sqlite3.Connection, statements: list[str]) -> None:
-        self._connection = connection
-        self._statements = statements
-
-    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
-        self._statements.append(sql.split(None, 1)[0].upper())
-        return self._connection.execute(sql, *args)
-
-    def executemany(self, sql: str, rows: Iterable[Any]) -> sqlite3.Cursor:
-        self._statements.append(sql.split(None, 1)[0].upper())
-        return self._connection.executemany(sql, rows)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._connection, name)
 
 
 @contextmanager
@@ -57,16 +38,22 @@ def counted_statements(target: Store) -> Iterator[list[str]]:
 
     engine = target._engine.sync_engine
     event.listen(engine, "before_cursor_execute", count)
-    batches = target._sqlite  # SQLite's batches go around SQLAlchemy, on a plain sqlite3 connection
+    batches = target._sqlite  # SQLite's batches go around SQLAlchemy, to the writer process
     if batches is not None:
-        plain = batches._connection
-        batches._connection = CountingConnection(plain, statements)  # type: ignore[assignment]
+        writer = batches._writer
+        commit = writer.commit
+
+        async def counting_commit(batch: Batch) -> None:  # the writer runs one executemany per entry
+            statements.extend(batches.statements[index][0].split(None, 1)[0].upper() for index, _ in batch)
+            await commit(batch)
+
+        writer.commit = counting_commit  # type: ignore[method-assign]
     try:
         yield statements
     finally:
         event.remove(engine, "before_cursor_execute", count)
         if batches is not None:
-            batches._connection = plain
+            del writer.commit
 
 
 async def test_a_batch_of_every_kind_of_write_takes_one_statement_per_kind(store: Store) -> None:
@@ -176,7 +163,7 @@ async def test_sqlite_batches_store_exactly_what_sqlalchemy_stores(tmp_path: Pat
     fast = await Store.open(f"sqlite+aiosqlite:///{tmp_path}/fast.sqlite3")
     through_sqlalchemy = await Store.open(f"sqlite+aiosqlite:///{tmp_path}/sqlalchemy.sqlite3")
     assert fast._sqlite is not None and through_sqlalchemy._sqlite is not None
-    through_sqlalchemy._sqlite.close()
+    await through_sqlalchemy._sqlite.close()
     through_sqlalchemy._sqlite = None
     try:
         for target in (fast, through_sqlalchemy):

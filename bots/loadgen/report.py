@@ -94,6 +94,8 @@ class Observation:
     gauges: tuple[Scrape, ...]
     """Readings about once a second, for the gauges' medians."""
     server_cpu_s: float
+    helpers_cpu_s: float
+    """The processes the server started: SQLite's writer."""
     loadgen_cpu_s: float
     machine_busy_s: float
     """Every core's busy time, whoever used it: the rest is other processes' (and the kernel's network)."""
@@ -123,6 +125,8 @@ class WindowResult:
     commit_p99_ms: float | None
     server_cpu: float
     """CPU time over wall time: 1.0 is one core kept busy."""
+    helpers_cpu: float
+    """The same for the processes the server started (SQLite's writer), on the other core."""
     loadgen_cpu: float
     other_cpu: float
     """Cores busy with anything else: other processes, and the kernel's work for the loopback network."""
@@ -181,8 +185,12 @@ def summarize(
         writes_per_commit=per_commit,
         commit_p99_ms=commit_p99,
         server_cpu=observed.server_cpu_s / seconds,
+        helpers_cpu=observed.helpers_cpu_s / seconds,
         loadgen_cpu=observed.loadgen_cpu_s / seconds,
-        other_cpu=(observed.machine_busy_s - observed.server_cpu_s - observed.loadgen_cpu_s) / seconds,
+        other_cpu=(
+            observed.machine_busy_s - observed.server_cpu_s - observed.helpers_cpu_s - observed.loadgen_cpu_s
+        )
+        / seconds,
         loadgen_lag_p99_ms=Spread.of(lags).p99,
         gc_share=gc_share,
         full_collections=full_collections,
@@ -352,6 +360,7 @@ WINDOW_ROWS: tuple[tuple[str, Callable[[WindowResult], str]], ...] = (
     ("commit p99 ms", lambda w: _ms(w.commit_p99_ms)),
     ("server CPU", lambda w: f"{w.server_cpu:.2f}"),
     ("server CPU per durable move (echo: per echo), us", _cpu_per_message),
+    ("server's SQLite writer process CPU", lambda w: f"{w.helpers_cpu:.2f}"),
     ("server in GC: share of time / full collections",
      lambda w: "-" if w.gc_share is None else f"{w.gc_share:.0%} / {w.full_collections}"),
     ("load generators' CPU", lambda w: f"{w.loadgen_cpu:.2f}"),

@@ -272,13 +272,17 @@ async def _observe(
     return observations
 
 
-def _cpu_times(pid: int, loadgen_pids: Sequence[int]) -> tuple[float, float, float]:
-    """CPU seconds so far of the server, of the load generators, and of the whole machine."""
-    loadgen = 0.0
-    for child in with_descendants(loadgen_pids):
+def _cpu_times(pid: int, loadgen_pids: Sequence[int]) -> tuple[float, float, float, float]:
+    """CPU seconds so far of the server, of the processes it started (SQLite's writer), of the load
+    generators, and of the whole machine."""
+    helpers = loadgen = 0.0
+    for child in with_descendants([pid])[1:]:
         with contextlib.suppress(OSError):  # a process that ended meanwhile
+            helpers += cpu_seconds(child)
+    for child in with_descendants(loadgen_pids):
+        with contextlib.suppress(OSError):
             loadgen += cpu_seconds(child)
-    return cpu_seconds(pid), loadgen, machine_busy_seconds()
+    return cpu_seconds(pid), helpers, loadgen, machine_busy_seconds()
 
 
 def _opened(replies: Sequence[object]) -> int:

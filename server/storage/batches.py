@@ -10,14 +10,13 @@ Two ways to apply a batch share those statements:
 
 - :func:`apply_batch` runs them on an SQLAlchemy connection (PostgreSQL through
   asyncpg, whose I/O is the event loop's own).
-- :class:`SqliteBatches` runs them on one plain ``sqlite3`` connection, on the
-  event loop's thread. SQLite's work is a little CPU and one fsync, and a thread
-  for it costs far more than it saves: ``sqlite3`` lets go of the GIL around
-  every step of every row, and a thread that wants the GIL back from a busy
-  event loop has to wait for it each time. ``plyarena bench store`` measures it
-  (docs/benchmarks.md): with the loop busy, a batch of 100 moves took about 2 ms
-  on the loop, fsync included, and seconds in a thread; a commit through
-  SQLAlchemy and aiosqlite also costs several times the CPU of one here.
+- :class:`SqliteBatches` converts each row's values on the loop, as SQLAlchemy
+  would, and hands the batch to SQLite's writer process, which runs the
+  statements on a plain ``sqlite3`` connection and commits: the statements'
+  CPU and the fsync are off the event loop's thread, and off its GIL
+  (:mod:`server.storage.sqlite_writer` says why not a thread). A commit through
+  SQLAlchemy and aiosqlite costs several times the CPU of one there
+  (``plyarena bench store``, docs/benchmarks.md).
 
 Both raise if any write of the batch would fail (a duplicate, a missing row, a
 match in the wrong status) and leave nothing of the batch stored; the store then
@@ -26,7 +25,6 @@ retries its writes one by one to tell which failed.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
@@ -39,6 +37,7 @@ from sqlalchemy.sql.dml import Delete, Insert, Update
 
 from server.storage.models import UNFINISHED_STATUSES, ChatLineRow, MatchRow, MoveRow, PlayerRow, SeatRow
 from server.storage.records import MoveRecord
+from server.storage.sqlite_writer import Batch, BatchMismatchError, SqliteWriter, Statement
 
 # The statements of a batch, in the order a batch applies them. The updates must each change one row;
 # their parameters are prefixed so as not to clash with column names.
@@ -83,20 +82,12 @@ BATCH_STATEMENTS: tuple[Insert | Update | Delete, ...] = (
 Rows = list[list[dict[str, Any]]]
 """A batch's rows: for each statement of :data:`BATCH_STATEMENTS`, the parameters of its rows."""
 
-SQLITE_LOOP_BUSY_TIMEOUT_MS = 200
-"""How long the loop's writer waits for another process's write lock: the whole server waits with it,
-so briefly; a batch that cannot get the lock is retried one write at a time off the loop."""
-
 
 class Part(msgspec.Struct, frozen=True, gc=False):
     """One row a write inserts or updates: statement ``kind`` of :data:`BATCH_STATEMENTS` with ``params``."""
 
     kind: int
     params: dict[str, Any]
-
-
-class BatchMismatchError(Exception):
-    """An update of a batch changed fewer rows than it names: some write of it fails on its own."""
 
 
 def batch_rows(parts: Sequence[Part]) -> Rows:
@@ -184,45 +175,35 @@ class _Positional:
         return values
 
 
-def bind_none_directly() -> None:
-    """Have ``sqlite3`` bind ``None`` (SQL NULL) without looking for a way to adapt it first.
-
-    Python 3.11's ``sqlite3`` binds only exact ints, floats and strings as they are; for any other
-    value, ``None`` included, it asks its adapters, then the protocol's ``__adapt__`` and the value's
-    ``__conform__``, and the two misses each raise and clear an ``AttributeError``: a microsecond for
-    each of the half dozen NULL columns of a move (its engine fields, for a person's move). An adapter
-    registered for ``None`` ends the search at the first step; ``{}.get`` answers ``None`` for any
-    value, in C. (It is process-wide, and changes nothing that is stored: NULL stays NULL.)
-    """
-    sqlite3.register_adapter(type(None), {}.get)
-
-
 class SqliteBatches:
-    """Batches applied on one plain ``sqlite3`` connection, synchronously, on the caller's thread."""
+    """Batches for an SQLite file: converted on the loop as SQLAlchemy would convert them, committed by
+    the writer process (:mod:`server.storage.sqlite_writer`)."""
 
-    def __init__(self, path: str, dialect: Dialect, configure: Callable[[sqlite3.Connection], None]) -> None:
-        bind_none_directly()
-        self._connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        configure(self._connection)  # as SQLAlchemy's connections: WAL, a full fsync per commit, foreign keys
-        self._connection.execute(f"PRAGMA busy_timeout = {SQLITE_LOOP_BUSY_TIMEOUT_MS}")
+    def __init__(self, path: str, dialect: Dialect) -> None:
         self._statements = tuple(_Positional.compile(statement, dialect) for statement in BATCH_STATEMENTS)
+        self._writer = SqliteWriter(path, self.statements)
 
-    def apply(self, rows: Rows) -> None:
+    def convert(self, rows: Rows) -> Batch:
+        """``rows`` as the writer takes them: by statement, each row's values in order and converted."""
+        return [
+            (index, list(map(statement.values, params)))
+            for index, (statement, params) in enumerate(zip(self._statements, rows, strict=True))
+            if params
+        ]
+
+    @property
+    def statements(self) -> list[Statement]:
+        """The statements as the writer takes them, in the order of :data:`BATCH_STATEMENTS`."""
+        return [(statement.sql, statement.is_update) for statement in self._statements]
+
+    @property
+    def writer_pid(self) -> int | None:
+        """The writer process's id, while it runs (for measuring it)."""
+        return self._writer.pid
+
+    async def apply(self, rows: Rows) -> None:
         """Apply ``rows`` in one transaction and commit; on any failure nothing of them is stored."""
-        connection = self._connection
-        connection.execute("BEGIN IMMEDIATE")
-        try:
-            for statement, params in zip(self._statements, rows, strict=True):
-                if not params:
-                    continue
-                changed = connection.executemany(statement.sql, map(statement.values, params)).rowcount
-                if statement.is_update and changed != len(params):
-                    raise BatchMismatchError(f"{statement.sql!r}: fewer than {len(params)} rows changed")
-            connection.execute("COMMIT")
-        except BaseException:
-            if connection.in_transaction:
-                connection.execute("ROLLBACK")
-            raise
+        await self._writer.commit(self.convert(rows))
 
-    def close(self) -> None:
-        self._connection.close()
+    async def close(self) -> None:
+        await self._writer.close()

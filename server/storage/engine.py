@@ -17,6 +17,8 @@ from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
+from server.storage.sqlite_writer import configure_sqlite_connection
+
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///plyarena.sqlite3"
 DATABASE_URL_ENV = "PLYARENA_DB"
 
@@ -26,15 +28,6 @@ ASYNC_DRIVERS = {
     "postgres": "postgresql+asyncpg",
 }
 SUPPORTED_DRIVERS = frozenset(ASYNC_DRIVERS.values())
-
-# How long an SQLite connection waits for another writer (another process, such as a migration).
-SQLITE_BUSY_TIMEOUT_MS = 10_000
-
-SQLITE_WAL_AUTOCHECKPOINT_PAGES = 250
-"""WAL pages after which a commit copies the WAL into the database (SQLite's default is 1,000). That
-copy (and the database's fsync) runs inside the COMMIT, on the event loop's thread; a quarter of the
-pages makes each such stall shorter, at the price of more of them: the move round trip's p99 at
-4,000 moves/s was lower in five runs of five against the default (docs/performance.md, 2026-11-24)."""
 
 
 def database_url(url: str | None = None) -> str:
@@ -99,17 +92,3 @@ def create_engine(url: str, *, pooled: bool = True) -> AsyncEngine:
 
 def _on_connect(dbapi_connection: Any, _record: object) -> None:
     configure_sqlite_connection(dbapi_connection)
-
-
-def configure_sqlite_connection(dbapi_connection: Any) -> None:
-    """WAL with short checkpoints, a full fsync per commit, foreign keys, and a wait for another
-    process's write lock."""
-    cursor = dbapi_connection.cursor()
-    try:
-        cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA journal_mode = WAL")
-        cursor.execute("PRAGMA synchronous = FULL")
-        cursor.execute(f"PRAGMA wal_autocheckpoint = {SQLITE_WAL_AUTOCHECKPOINT_PAGES}")
-        cursor.execute("PRAGMA foreign_keys = ON")
-    finally:
-        cursor.close()

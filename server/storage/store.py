@@ -17,10 +17,10 @@ writes are applied kind by kind (new players, matches, seats, starts, moves,
 results, chat lines), each kind as one multi-row statement, in that order, which is the
 order in which any one match's writes are queued (see
 :mod:`server.storage.batches`). On PostgreSQL each statement is a round trip
-through the event loop. On an SQLite file the whole batch runs on the event
-loop's own thread, on a plain ``sqlite3`` connection: SQLite's work is a little
-CPU and one fsync, and handing it to a thread made a loaded loop and the
-thread fight over the GIL (``plyarena bench store``).
+through the event loop. On an SQLite file the batch goes to SQLite's writer
+process (:mod:`server.storage.sqlite_writer`), which applies it on a plain
+``sqlite3`` connection and commits: the loop serves everyone else meanwhile,
+where a thread would have fought it for the GIL (``plyarena bench store``).
 
 If a batch fails, its writes are retried one at a time, each in its own
 transaction, so only the faulty one fails (say, a duplicate ply) and the others
@@ -88,7 +88,7 @@ from server.storage.batches import (
     batch_rows,
     move_row,
 )
-from server.storage.engine import configure_sqlite_connection, create_engine, failure_reason, safe_url
+from server.storage.engine import create_engine, failure_reason, safe_url
 from server.storage.errors import (
     ConflictError,
     DatabaseOpenError,
@@ -246,7 +246,7 @@ class Store:
             await self._writer
         finally:
             if self._sqlite is not None:
-                self._sqlite.close()
+                await self._sqlite.close()
             await self._drop_connection()
             if self._claim is not None:
                 await self._claim.close()
@@ -524,7 +524,7 @@ class Store:
         rows = batch_rows([part for write in batch for part in write.parts])
         try:
             if self._sqlite is not None:
-                self._sqlite.apply(rows)
+                await self._sqlite.apply(rows)
             else:
                 connection = self._connection = self._connection or await self._engine.connect()
                 async with connection.begin():
@@ -605,9 +605,9 @@ def _sqlite_path(engine: AsyncEngine) -> str | None:
 
 
 def _sqlite_batches(engine: AsyncEngine) -> SqliteBatches | None:
-    """The event loop's own connection for batches, for an SQLite file (see :mod:`server.storage.batches`)."""
+    """The writer process's batches, for an SQLite file (see :mod:`server.storage.batches`)."""
     path = _sqlite_path(engine)
-    return None if path is None else SqliteBatches(path, engine.dialect, configure_sqlite_connection)
+    return None if path is None else SqliteBatches(path, engine.dialect)
 
 
 def _open_sqlite_file(engine: AsyncEngine) -> None:

@@ -1,0 +1,138 @@
+"""SQLite's writer process: it commits the store's batches, comes back if it dies, and never outlives the
+server."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from test_storage import match_record, move, new_player
+
+from server.storage import Store
+from server.storage.sqlite_writer import SqliteWriter, WriterError
+
+
+def has_ended(pid: int) -> bool:
+    """Whether process ``pid`` is gone (or a zombie that nobody has reaped yet: it runs no more)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat[stat.rindex(")") + 2] == "Z"
+
+
+def wait_until_ended(pid: int, timeout_s: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not has_ended(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+async def test_a_killed_writer_loses_no_write_and_is_started_again(tmp_path: Path) -> None:
+    async with await Store.open(f"sqlite:///{tmp_path}/db.sqlite3") as store:
+        alice, bob = await new_player(store, "alice"), await new_player(store, "bob")
+        await store.create_match(match_record("m1", alice, bob))
+        assert store._sqlite is not None
+        first = store._sqlite.writer_pid
+        assert first is not None
+
+        os.kill(first, signal.SIGKILL)
+        assert await asyncio.to_thread(wait_until_ended, first)
+        # The batch fails with the writer; its writes are retried one by one, and both commit.
+        await asyncio.gather(store.append_move(move("m1", 0)), store.append_move(move("m1", 1)))
+        await store.append_move(move("m1", 2))
+
+        second = store._sqlite.writer_pid
+        assert second is not None and second != first
+        stored = await store.get_match("m1")
+        assert stored is not None and [m.ply for m in stored.moves] == [0, 1, 2]
+    assert has_ended(second)  # closing the store ended its writer
+
+
+async def test_a_batch_the_writer_refuses_is_answered_with_its_reason_and_the_writer_goes_on(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "plain.sqlite3"
+    with sqlite3.connect(path) as setup:
+        setup.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)")
+    statements = [("INSERT INTO t (id) VALUES (?)", False), ("UPDATE t SET id = id WHERE id = ?", True)]
+    async with SqliteWriter(str(path), statements) as writer:
+        await writer.commit([(0, [[1], [2]])])
+        with pytest.raises(WriterError, match="IntegrityError: UNIQUE constraint failed"):
+            await writer.commit([(0, [[3], [1]])])
+        with pytest.raises(WriterError, match=r"BatchMismatchError: .* fewer than 2 rows changed"):
+            await writer.commit([(0, [[4]]), (1, [[4], [99]])])
+        pid = writer.pid
+        await writer.commit([(0, [[5]])])
+        assert writer.pid == pid  # the same process throughout
+    with sqlite3.connect(path) as check:
+        assert [row[0] for row in check.execute("SELECT id FROM t ORDER BY id")] == [1, 2, 5]
+
+
+async def test_a_writer_that_cannot_open_its_database_says_why(tmp_path: Path) -> None:
+    missing = tmp_path / "no such directory" / "db.sqlite3"
+    async with SqliteWriter(str(missing), []) as writer:
+        with pytest.raises(WriterError, match=r"cannot open .*db\.sqlite3: unable to open database file"):
+            await writer.commit([])
+        assert writer.pid is None
+
+
+def test_the_writer_stops_when_the_server_is_killed(tmp_path: Path) -> None:
+    """SIGKILL gives the server no chance to close its store: the writer sees its input end, and exits."""
+    server = textwrap.dedent(
+        f"""
+        import asyncio, sys
+        from server.storage import Store
+
+        async def main():
+            store = await Store.open("sqlite:///{tmp_path}/db.sqlite3")
+            await store.create_player("alice", "hash-of-alice")
+            print(store._sqlite.writer_pid, flush=True)
+            await asyncio.sleep(60)
+
+        asyncio.run(main())
+        """
+    )
+    process = subprocess.Popen([sys.executable, "-c", server], stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        writer = int(process.stdout.readline())
+        assert not has_ended(writer)
+    finally:
+        process.kill()
+        process.wait()
+    assert wait_until_ended(writer)
+
+
+def rows_in_the_database_file(path: Path) -> int:
+    """Rows of ``t`` in the database file itself, as if its WAL were not there."""
+    with contextlib.closing(sqlite3.connect(f"file:{path}?immutable=1", uri=True)) as reader:
+        return int(reader.execute("SELECT count(*) FROM t").fetchone()[0])
+
+
+async def test_commits_are_copied_from_the_wal_into_the_database_as_they_come(tmp_path: Path) -> None:
+    """The writer leaves checkpoints to a thread of its own, which runs after every commit: no commit
+    waits for one, and the WAL does not grow."""
+    path = tmp_path / "plain.sqlite3"
+    with contextlib.closing(sqlite3.connect(path)) as setup:
+        setup.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)")
+    async with SqliteWriter(str(path), [("INSERT INTO t (id) VALUES (?)", False)]) as writer:
+        for number in range(200):
+            await writer.commit([(0, [[number]])])
+            assert (tmp_path / "plain.sqlite3-wal").stat().st_size < 1_000_000
+        for _ in range(500):
+            if rows_in_the_database_file(path) == 200:
+                break
+            await asyncio.sleep(0.01)
+        assert rows_in_the_database_file(path) == 200
