@@ -67,7 +67,17 @@ from server.protocol import (
     RequestId,
     encode,
 )
-from server.storage import ChatRecord, MatchFinish, MatchRecord, MoveRecord, SeatRecord, StorageError, Store
+from server.storage import (
+    ChatRecord,
+    MatchFinish,
+    MatchRecord,
+    MoveRecord,
+    SeatRecord,
+    StorageError,
+    Store,
+    writes,
+)
+from server.storage.writes import Write
 
 log = logging.getLogger(__name__)
 
@@ -454,7 +464,13 @@ class MatchHost:
         if record is None or record.status not in (FINISHED, ABORTED) or live.match.is_over:
             return
         stored = Finish(record.status, record.winner, record.reason or record.status)
-        await self._apply(live, live.match.end_as_stored(stored, self.now()))
+        rematch_id = live.match.rematch_agreed_id  # (committed with the result, if its step started it)
+        try:
+            rematch = rematch_id is not None and await self.store.get_match(rematch_id) is not None
+        except StorageError as error:
+            live.unsure_finish = True
+            raise storage_failure(error) from error
+        await self._apply(live, live.match.end_as_stored(stored, self.now(), rematch=rematch))
 
     async def _apply(
         self,
@@ -467,15 +483,17 @@ class MatchHost:
         if not step.events and not step.effects:
             live.match = step.match
             return
-        for effect in step.effects:
-            write = self._write(live, effect)
+        effects = step.effects
+        if effects and not step.stored:  # (committed together: a step is stored whole, or not at all)
+            at = datetime.now(UTC)
+            if len(effects) == 1:
+                write = self.store.commit(self._rows(live, effects[0], at))
+            else:
+                write = self.store.commit(*(self._rows(live, effect, at) for effect in effects))
             try:
                 await write
             except StorageError as error:
-                if isinstance(effect, CreateRematch):  # (a step's last effect: the game's end is stored)
-                    step = await self._rematch_not_stored(live, step, effect.match.id, error)
-                    break
-                await self._write_failed(live, effect, error)
+                await self._write_failed(live, effects, error)
         before, live.match = live.match, step.match
         live.log.append(step.events)
         self._send(live, step.events, requester, request_id)
@@ -494,13 +512,8 @@ class MatchHost:
             self._expire_later(live)
         self._schedule(live)
 
-    def _write(self, live: LiveMatch, effect: Effect) -> asyncio.Future[None]:
-        """Queue ``effect``'s write; its future resolves once it is committed.
-
-        No coroutine of its own, nor one around the store's future: under load thousands of moves wait
-        for their commits at once, each keeping alive what its await chain holds.
-        """
-        at = datetime.now(UTC)
+    def _rows(self, live: LiveMatch, effect: Effect, at: datetime) -> Write:
+        """What the store writes for ``effect``."""
         match_id = live.id
         if isinstance(effect, SaveMove):
             engine = effect.engine
@@ -518,19 +531,19 @@ class MatchHost:
                     score=engine.score, depth=engine.depth, nodes=engine.nodes, pv=tuple(engine.pv)
                 ),
             )
-            return self.store.append_move(move, _finish(effect.finish, at))
+            return writes.new_move(move, _finish(effect.finish, at))
         if isinstance(effect, SaveSeat):
             player = effect.player
-            return self.store.take_seat(match_id, SeatRecord(effect.seat, player.id, player.name, player.bot))
+            return writes.new_seat(match_id, SeatRecord(effect.seat, player.id, player.name, player.bot), at)
         if isinstance(effect, SaveStart):
-            return self.store.start_match(match_id, at)
+            return writes.match_start(match_id, at)
         if isinstance(effect, SaveFinish):
             finish = _finish(effect.finish, at)
             assert finish is not None
-            return self.store.finish_match(match_id, finish)
+            return writes.match_finish(match_id, finish)
         if isinstance(effect, SaveChat):
             line = effect.line
-            return self.store.append_chat(ChatRecord(match_id, line.seq, line.seat, line.name, line.text, at))
+            return writes.new_chat(ChatRecord(match_id, line.seq, line.seat, line.name, line.text, at))
         assert isinstance(effect, CreateRematch)
         rematch = effect.match
         seats = tuple(
@@ -538,7 +551,7 @@ class MatchHost:
             for seat, player in enumerate(rematch.seats)
             if player is not None
         )
-        return self.store.create_match(self._new_record(rematch, LIVE, seats, at, rematch_of=match_id))
+        return writes.new_match(self._new_record(rematch, LIVE, seats, at, rematch_of=match_id), at)
 
     def _new_record(
         self,
@@ -562,36 +575,21 @@ class MatchHost:
             rematch_of=rematch_of,
         )
 
-    async def _write_failed(self, live: LiveMatch, effect: Effect, error: StorageError) -> None:
-        """Raise the refusal for ``effect``'s failed write, first noting what the failure leaves unsure; or
+    async def _write_failed(self, live: LiveMatch, effects: tuple[Effect, ...], error: StorageError) -> None:
+        """Raise the refusal for a step whose write failed, first noting what the failure leaves unsure; or
         return, if the write is found stored after all (a move whose commit answer was lost)."""
-        if isinstance(effect, SaveMove):
-            live.unsure_ply = effect.ply  # the commit may have gone through all the same
-            # A duplicate means a move is stored for this ply: which one decides.
-            if isinstance(error, storage.DuplicateMoveError) and await self._stored_by_a_lost_commit(
-                live.id, effect
-            ):
-                live.unsure_ply = None  # this very move: it counts as committed
-                return
-        elif isinstance(effect, SaveFinish):
-            live.unsure_finish = True  # the commit may have gone through all the same
+        for effect in effects:
+            if isinstance(effect, SaveMove):
+                live.unsure_ply = effect.ply  # the commit may have gone through all the same
+                # A duplicate means a move is stored for this ply: which one decides.
+                if isinstance(error, storage.DuplicateMoveError) and await self._stored_by_a_lost_commit(
+                    live.id, effect
+                ):
+                    live.unsure_ply = None  # this very move, and the rest of its step: committed
+                    return
+            elif isinstance(effect, SaveFinish):
+                live.unsure_finish = True  # the commit may have gone through all the same
         raise storage_failure(error) from error
-
-    async def _rematch_not_stored(
-        self, live: LiveMatch, step: Step, rematch_id: str, error: StorageError
-    ) -> Step:
-        """The step to adopt when its rematch's row failed to commit after the game's end did: as it is, if
-        the row is stored after all (its commit answer was lost); else without the rematch, so that the
-        stored end is announced rather than refused. (If the store cannot say, the rematch is dropped: a
-        row that did commit then stays live and unseen until a restart, which aborts it once the grace
-        period passes with no one back.)"""
-        with contextlib.suppress(StorageError):
-            if await self.store.get_match(rematch_id) is not None:
-                return step
-        log.warning(
-            "match %s: its rematch could not be stored (%s): the game ends without it", live.id, error
-        )
-        return step.without_rematch()
 
     async def _stored_by_a_lost_commit(self, match_id: str, move: SaveMove) -> bool:
         """Whether ``move`` is already stored, exactly: a batch can commit although its answer is lost
@@ -749,9 +747,9 @@ class MatchHost:
 
 def _replay_stored_move(match: Match, stored: MoveRecord, now: float) -> Step:
     """The move ``stored`` at ``match``'s ply, played as it was stored: with its think time and the clocks
-    stored with it (the time since is nobody's), and nothing of it left to commit; a rematch agreed during
-    play that the move starts still is (its row is written after the move's). Raises
-    :class:`ProtocolError` if the rules refuse it here."""
+    stored with it (the time since is nobody's), and nothing of it left to commit: its step committed
+    whole, with the rematch it starts if one was agreed. Raises :class:`ProtocolError` if the rules refuse
+    it here."""
     player = match.seats[stored.seat]
     if player is None:
         raise ProtocolError(ErrorCode.NOT_A_PLAYER, f"seat {stored.seat} of match {match.id} is empty")
@@ -784,7 +782,7 @@ def _replay_stored_move(match: Match, stored: MoveRecord, now: float) -> Step:
         else event
         for event in step.events
     )
-    return Step(after, events, tuple(effect for effect in step.effects if not isinstance(effect, SaveMove)))
+    return Step(after, events, step.effects, stored=True)
 
 
 def _finish(finish: Finish | None, at: datetime) -> MatchFinish | None:

@@ -90,15 +90,9 @@ class Step(msgspec.Struct, frozen=True, gc=False):
     effects: tuple[Effect, ...] = ()
     duplicate: bool = False
     """True for a move that repeats the move already played at its ply: nothing to do."""
-
-    def without_rematch(self) -> Step:
-        """This step with the rematch it starts taken out (its row could not be stored): the game it
-        ends still ends, and the players may offer a rematch again."""
-        events = tuple(event for event in self.events if not isinstance(event, protocol.RematchStarted))
-        effects = tuple(effect for effect in self.effects if not isinstance(effect, CreateRematch))
-        dropped = len(self.events) - len(events)
-        match = replace(self.match, rematch_id=None, seq=self.match.seq - dropped)
-        return Step(match, events, effects, self.duplicate)
+    stored: bool = False
+    """True for a step found in the store after its commit answer was lost: its effects are committed
+    already (a rematch it starts is started all the same)."""
 
 
 # --------------------------------------------------------------------------- the match
@@ -460,13 +454,14 @@ class Match(msgspec.Struct, frozen=True, gc=False):
         kept = (*self.chat_lines, chat)[-CHAT_KEPT:]
         return replace(self, chat_lines=kept)._step([chat], [SaveChat(chat)])
 
-    def end_as_stored(self, finish: Finish, now: float) -> Step:
+    def end_as_stored(self, finish: Finish, now: float, *, rematch: bool) -> Step:
         """End the match as the store says it ended (a result whose commit answer was lost): announced,
-        with nothing left to commit (so a rematch agreed during play lapses: it would need one)."""
+        with nothing left to commit. ``rematch``: the rematch agreed during play is stored too (it
+        commits with the result that starts it), so it starts; else it lapses."""
         if self.is_over:
             return Step(self)
         match, ended = self._end(finish, now)
-        return match._closing_step((ended,), (), now, rematch=False)
+        return replace(match._closing_step((ended,), (), now, rematch=rematch), stored=True)
 
     def connect(self, player_id: str, now: float) -> Step:
         """A seated player has a connection following the match again."""

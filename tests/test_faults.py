@@ -55,7 +55,9 @@ from server.app import Server, running_server
 from server.bus import MqttBus
 from server.config import ServerConfig
 from server.storage import DatabaseUnavailableError, Store
+from server.storage.batches import MATCH_FINISH, MATCH_START, NEW_CHAT, NEW_MATCH, NEW_MOVE
 from server.storage.engine import create_engine
+from server.storage.writes import Write
 
 FAST_BACKOFF = Backoff(initial_s=0.05, max_s=0.5)
 LIVE_MATCHES = 20
@@ -453,20 +455,38 @@ async def assert_stored_exactly(url: str, loads: list[Load], *, players: int, ma
 # --------------------------------------------------------------------------- a lost answer
 
 
-def lose_the_next_commit_answer(monkeypatch: pytest.MonkeyPatch, method: str) -> list[tuple[Any, ...]]:
-    """Make the next call of ``Store.<method>`` commit, then fail as if the connection to the database
-    dropped during COMMIT; later calls go through. Returns the arguments of the call whose answer is lost."""
-    original = getattr(Store, method)
-    lost: list[tuple[Any, ...]] = []
+def fail_the_next_commit_of(
+    monkeypatch: pytest.MonkeyPatch, kind: int, *, committed: bool
+) -> list[dict[str, Any]]:
+    """Make the next commit that writes a row of ``kind`` (``NEW_MOVE``, ``MATCH_FINISH``...) fail as if
+    the connection to the database dropped: before COMMIT (nothing stored), or, ``committed``, during
+    it (all stored, the answer lost). Other commits, and later ones, go through. Returns the parameters
+    of that commit's rows of ``kind``."""
+    original = Store.commit
+    failed: list[dict[str, Any]] = []
 
-    async def commit_then_lose_the_answer(store: Store, *args: Any) -> None:
-        await original(store, *args)
-        monkeypatch.setattr(Store, method, original)
-        lost.append(args)
-        raise DatabaseUnavailableError("connection lost during COMMIT")
+    def commit(store: Store, *rows: Write) -> Awaitable[None]:
+        parts = [part for write in rows for part in write]
+        if not any(part.kind == kind for part in parts):
+            return original(store, *rows)
+        monkeypatch.setattr(Store, "commit", original)
+        failed.extend(part.params for part in parts if part.kind == kind)
 
-    monkeypatch.setattr(Store, method, commit_then_lose_the_answer)
-    return lost
+        async def fail() -> None:
+            if committed:
+                await original(store, *rows)
+            raise DatabaseUnavailableError("connection lost" + (" during COMMIT" if committed else ""))
+
+        return asyncio.ensure_future(fail())
+
+    monkeypatch.setattr(Store, "commit", commit)
+    return failed
+
+
+def lose_the_next_commit_answer(monkeypatch: pytest.MonkeyPatch, kind: int) -> list[dict[str, Any]]:
+    """Make the next commit that writes a row of ``kind`` commit, then fail as if the connection to the
+    database dropped during COMMIT. Returns the parameters of that commit's rows of ``kind``."""
+    return fail_the_next_commit_of(monkeypatch, kind, committed=True)
 
 
 async def test_a_move_whose_commit_answer_was_lost_is_acknowledged_when_sent_again(
@@ -476,7 +496,7 @@ async def test_a_move_whose_commit_answer_was_lost_is_acknowledged_when_sent_aga
     ``unavailable`` and sends the move again, which must be acknowledged, not refused as stale."""
     alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
     match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
-    lost = lose_the_next_commit_answer(monkeypatch, "append_move")
+    lost = lose_the_next_commit_answer(monkeypatch, NEW_MOVE)
     refused: Message = await alice.request("move", match_id=match_id, ply=0, move="b2")
     assert refused["code"] == "unavailable"
     moved = await alice.request("move", match_id=match_id, ply=0, move="b2")
@@ -484,7 +504,7 @@ async def test_a_move_whose_commit_answer_was_lost_is_acknowledged_when_sent_aga
     await play_moves("tictactoe", (alice, bob), match_id, ["a1", "c3"], played=("b2",))
     record = await arena.store.get_match(match_id)
     assert record is not None and [move.notation for move in record.moves] == ["b2", "a1", "c3"]
-    assert [move.ply for move, *_ in lost] == [0]
+    assert [row["ply"] for row in lost] == [0]
 
 
 async def agree_a_rematch_and_reach_the_win(
@@ -506,67 +526,92 @@ async def agree_a_rematch_and_win(alice: ArenaClient, bob: ArenaClient, match_id
     return await alice.request("move", match_id=match_id, ply=ply, move=last)
 
 
-async def test_a_rematch_whose_row_cannot_be_stored_leaves_the_stored_end_announced(
+async def test_a_games_end_and_its_agreed_rematch_are_stored_together_or_not_at_all(
     arena: Server, connect: Connect, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The winning move commits, the agreed rematch's row does not: the game still ends, for everyone,
-    and the players may offer a rematch again."""
+    """The winning move's commit fails: neither the move, the result nor the rematch is stored, the move
+    is refused and nothing is announced. Sent again, it ends the game and starts the rematch."""
     alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
     match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
-    original = Store.create_match
-
-    async def refuse_once(store: Store, record: Any) -> None:
-        monkeypatch.setattr(Store, "create_match", original)
-        raise DatabaseUnavailableError("the database went away")
-
-    monkeypatch.setattr(Store, "create_match", refuse_once)
-    moved = await agree_a_rematch_and_win(alice, bob, match_id)
-    assert moved["type"] == "moved", moved
-    for client in (alice, bob):
-        ended = await client.expect(type_="ended", match_id=match_id)
-        assert ended["seq"] == moved["seq"] + 1 and ended["winner"] == 0
-    state = await bob.request("match.watch", match_id=match_id)
-    assert (state["status"], state["rematch_id"], state["rematch_agreed"]) == ("finished", None, False)
-    assert state["seq"] == ended["seq"], "no event number was left unused"
-    assert arena.host.counts()["live_matches"] == 0
+    ply, last = await agree_a_rematch_and_reach_the_win(alice, bob, match_id)
+    failed = fail_the_next_commit_of(monkeypatch, NEW_MATCH, committed=False)
+    await bob.settle()
+    bob.take_unread()
+    refused = await alice.request("move", match_id=match_id, ply=ply, move=last)
+    assert refused["code"] == "unavailable", refused
+    assert [m for m in await bob.settle() if m.get("type") in ("moved", "ended", "rematch.started")] == []
+    (rematch_row,) = failed
+    assert await arena.store.get_match(rematch_row["id"]) is None
     record = await arena.store.get_match(match_id)
-    assert record is not None and (record.status, record.winner) == ("finished", 0)
-    assert len(record.moves) == len(decisive_game("tictactoe"))
-    # Offered again once the game is over, the rematch starts.
-    await alice.request("rematch.offer", match_id=match_id)
-    started = await bob.request("rematch.offer", match_id=match_id)
-    assert started["type"] == "rematch.started"
-    assert (await arena.store.get_match(started["new_match_id"])) is not None
+    assert record is not None and (record.status, len(record.moves)) == ("live", ply)
+
+    moved = await alice.request("move", match_id=match_id, ply=ply, move=last)
+    assert (moved["type"], moved["ply"]) == ("moved", ply), moved
+    started = await bob.expect(type_="rematch.started", match_id=match_id)
+    assert started["new_match_id"] == rematch_row["id"]
+    record = await arena.store.get_match(match_id)
+    assert record is not None and (record.status, record.winner, len(record.moves)) == (
+        "finished",
+        0,
+        ply + 1,
+    )
+    rematch = await arena.store.get_match(started["new_match_id"])
+    assert rematch is not None and (rematch.status, rematch.rematch_of) == ("live", match_id)
+    assert arena.host.counts()["live_matches"] == 1
 
 
-async def test_a_rematch_whose_commit_answer_was_lost_starts_all_the_same(
+async def test_a_seat_and_the_start_it_brings_are_stored_together_or_not_at_all(
     arena: Server, connect: Connect, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Bob's join fills the match and starts it; that commit fails: neither the seat nor the start is
+    stored (a seat stored alone would refuse his next join as ``seat_taken`` and strand the match)."""
+    alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
+    match_id = (await alice.request("match.create", game="connect4", seat=0))["match_id"]
+    fail_the_next_commit_of(monkeypatch, MATCH_START, committed=False)
+    refused = await bob.request("match.join", match_id=match_id)
+    assert refused["code"] == "unavailable", refused
+    record = await arena.store.get_match(match_id)
+    assert record is not None and record.status == "open" and [seat.seat for seat in record.seats] == [0]
+    joined = await bob.request("match.join", match_id=match_id)
+    assert (joined["type"], joined["status"], joined["you"]) == ("match.state", "live", 1), joined
+    record = await arena.store.get_match(match_id)
+    assert record is not None and record.status == "live" and [seat.seat for seat in record.seats] == [0, 1]
+
+
+async def test_a_resignation_whose_commit_answer_was_lost_starts_the_rematch_stored_with_it(
+    arena: Server, connect: Connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bob resigns a game whose rematch was agreed; the result and the rematch commit, the answer is
+    lost. Once the store is asked, the game ends as stored and the rematch stored with it starts."""
     alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
     match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
-    lost = lose_the_next_commit_answer(monkeypatch, "create_match")
-    assert (await agree_a_rematch_and_win(alice, bob, match_id))["type"] == "moved"
-    started = await bob.expect(type_="rematch.started", match_id=match_id)
-    state = await bob.expect(type_="match.state", match_id=started["new_match_id"])
-    assert (state["status"], state["you"]) == ("live", 0)
-    assert [record.id for record, *_ in lost] == [started["new_match_id"]]
+    await bob.request("rematch.offer", match_id=match_id)
+    assert (await alice.request("rematch.offer", match_id=match_id))["type"] == "rematch.agreed"
+    lost = lose_the_next_commit_answer(monkeypatch, NEW_MATCH)
+    assert (await bob.request("resign", match_id=match_id))["code"] == "unavailable"
+    again = await bob.request("resign", match_id=match_id)  # the store is asked first: it is over
+    assert (again["type"], again["code"]) == ("error", "match_over"), again
+    started = await alice.expect(type_="rematch.started", match_id=match_id)
+    assert [row["id"] for row in lost] == [started["new_match_id"]]
+    state = await alice.expect(type_="match.state", match_id=started["new_match_id"])
+    assert (state["status"], state["you"]) == ("live", 1)
     assert arena.host.counts()["live_matches"] == 1
 
 
 async def test_a_winning_move_whose_commit_answer_was_lost_still_starts_the_agreed_rematch(
     arena: Server, connect: Connect, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The winning move commits, its answer is lost, and Alice sends it again: the move is played as
-    stored, and the rematch agreed during the game, whose row was never written, is stored and starts."""
+    """The winning move commits with the rematch, its answer is lost, and Alice sends it again: the move
+    is played as stored, and the rematch stored with it starts (and is not stored twice)."""
     alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
     match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
     ply, last = await agree_a_rematch_and_reach_the_win(alice, bob, match_id)
-    lost = lose_the_next_commit_answer(monkeypatch, "append_move")
+    lost = lose_the_next_commit_answer(monkeypatch, NEW_MOVE)
     refused = await alice.request("move", match_id=match_id, ply=ply, move=last)
     assert refused["code"] == "unavailable", refused
     moved = await alice.request("move", match_id=match_id, ply=ply, move=last)
     assert (moved["type"], moved["ply"]) == ("moved", ply), moved
-    assert [move.ply for move, *_ in lost] == [ply]
+    assert [row["ply"] for row in lost] == [ply]
     started = await bob.expect(type_="rematch.started", match_id=match_id)
     state = await bob.expect(type_="match.state", match_id=started["new_match_id"])
     assert (state["status"], state["you"]) == ("live", 0)
@@ -583,7 +628,7 @@ async def test_a_different_move_after_a_lost_commit_answer_is_refused_and_the_ma
     told so, a1 is refused, and the match goes on (it used to refuse every move until a restart)."""
     alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
     match_id = (await open_match(alice, bob, "tictactoe", time_control="5+0"))["match_id"]
-    lost = lose_the_next_commit_answer(monkeypatch, "append_move")
+    lost = lose_the_next_commit_answer(monkeypatch, NEW_MOVE)
     refused = await alice.request("move", match_id=match_id, ply=0, move="b2")
     assert refused["code"] == "unavailable"
     instead = await alice.request("move", match_id=match_id, ply=0, move="a1")
@@ -610,7 +655,7 @@ async def test_a_different_move_after_a_lost_commit_answer_is_refused_and_the_ma
         assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), f"a gap or a repeat: {seqs}"
     record = await arena.store.get_match(match_id)
     assert record is not None and [move.notation for move in record.moves] == ["b2", "a1", "c3"]
-    assert [move.ply for move, *_ in lost] == [0]
+    assert [row["ply"] for row in lost] == [0]
 
 
 async def test_a_player_who_resumes_after_a_lost_commit_answer_catches_up_on_the_stored_move(
@@ -621,7 +666,7 @@ async def test_a_player_who_resumes_after_a_lost_commit_answer_catches_up_on_the
     alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
     joined = await open_match(alice, bob, "connect4")
     match_id, log_id, seq = joined["match_id"], joined["log"], joined["seq"]
-    lose_the_next_commit_answer(monkeypatch, "append_move")
+    lose_the_next_commit_answer(monkeypatch, NEW_MOVE)
     assert (await alice.request("move", match_id=match_id, ply=0, move="4"))["code"] == "unavailable"
     await alice.close()
     alice_again = await connect.player(arena, token=alice.token)
@@ -645,7 +690,7 @@ async def test_a_resignation_whose_commit_answer_was_lost_ends_the_match_as_stor
     alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
     match_id = (await open_match(alice, bob, "tictactoe", time_control="5+0"))["match_id"]
     await play_moves("tictactoe", (alice, bob), match_id, ["b2"])
-    lose_the_next_commit_answer(monkeypatch, "finish_match")
+    lose_the_next_commit_answer(monkeypatch, MATCH_FINISH)
     assert (await alice.request("resign", match_id=match_id))["code"] == "unavailable"
     refused = await bob.request("move", match_id=match_id, ply=1, move="a1")
     assert (refused["type"], refused["code"]) == ("error", "match_over"), refused
@@ -666,10 +711,15 @@ async def test_a_chat_line_that_cannot_be_stored_is_refused_and_heard_by_no_one(
     alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
     match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
 
-    async def unreachable(store: Store, *args: Any) -> None:
-        raise DatabaseUnavailableError("the database is unreachable")
+    def unreachable(store: Store, *rows: Write) -> Awaitable[None]:
+        if all(part.kind != NEW_CHAT for write in rows for part in write):
+            return original(store, *rows)
+        refused: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        refused.set_exception(DatabaseUnavailableError("the database is unreachable"))
+        return refused
 
-    monkeypatch.setattr(Store, "append_chat", unreachable)
+    original = Store.commit
+    monkeypatch.setattr(Store, "commit", unreachable)
     refused = await alice.request("chat", match_id=match_id, text="can you hear me?")
     assert (refused["type"], refused["code"]) == ("error", "unavailable"), refused
     assert [m for m in await bob.settle() if m.get("type") == "chat"] == []
@@ -689,7 +739,7 @@ async def test_a_chat_line_whose_commit_answer_was_lost_can_be_said_again(
     ``seq``, takes its place, so what is stored is what was heard."""
     alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
     match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
-    lose_the_next_commit_answer(monkeypatch, "append_chat")
+    lose_the_next_commit_answer(monkeypatch, NEW_CHAT)
     assert (await alice.request("chat", match_id=match_id, text="hello?"))["code"] == "unavailable"
     said = await alice.request("chat", match_id=match_id, text="hello again")
     assert said["type"] == "chat", said

@@ -265,9 +265,14 @@ def test_an_agreed_rematch_lapses_when_the_game_is_aborted_or_a_player_leaves_an
     assert [type(event) for event in gone.events] == [protocol.Ended]
     assert gone.match.result == result("finished", 0, "seat 1 left and did not come back")
     assert gone.match.rematch_agreed_id is None
-    as_stored = match.end_as_stored(Finish("finished", 1, "seat 0 resigned"), 0.0)
+    # A result found stored after its commit answer was lost: the rematch starts if it was stored with
+    # it (they commit together), and is not stored again; else it lapses.
+    as_stored = match.end_as_stored(Finish("finished", 1, "seat 0 resigned"), 0.0, rematch=False)
     assert [type(event) for event in as_stored.events] == [protocol.Ended]
-    assert as_stored.match.rematch_agreed_id is None
+    assert as_stored.match.rematch_agreed_id is None and as_stored.match.rematch_id is None
+    with_rematch = match.end_as_stored(Finish("finished", 1, "seat 0 resigned"), 0.0, rematch=True)
+    assert [type(event) for event in with_rematch.events] == [protocol.Ended, protocol.RematchStarted]
+    assert with_rematch.match.rematch_id == "m2" and with_rematch.stored
     # Either player may withdraw before the end; the offers start over.
     withdrawn = match.decline_rematch(ALICE.id, 0.0)
     (event,) = withdrawn.events

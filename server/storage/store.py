@@ -62,7 +62,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Self
+from typing import Self
 
 import msgspec
 from sqlalchemy import Select, func, or_, select, text, tuple_
@@ -71,6 +71,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, a
 from sqlalchemy.orm import aliased, selectinload
 from sqlalchemy.sql.dml import Update
 
+from server.storage import writes
 from server.storage.batches import (
     BATCH_STATEMENTS,
     MATCH_FINISH,
@@ -86,7 +87,6 @@ from server.storage.batches import (
     SqliteBatches,
     apply_batch,
     batch_rows,
-    move_row,
 )
 from server.storage.engine import create_engine, failure_reason, safe_url
 from server.storage.errors import (
@@ -102,8 +102,6 @@ from server.storage.errors import (
 )
 from server.storage.migrate import upgrade_to_head
 from server.storage.models import (
-    FINISHED_STATUSES,
-    MATCH_STATUSES,
     UNFINISHED_STATUSES,
     ChatLineRow,
     MatchRow,
@@ -121,6 +119,7 @@ from server.storage.records import (
     SeatRecord,
 )
 from server.storage.stats import WriteStats
+from server.storage.writes import Write
 
 log = logging.getLogger(__name__)
 
@@ -280,17 +279,8 @@ class Store:
 
     async def create_player(self, name: str, token_hash: str, *, is_bot: bool = False) -> PlayerRecord:
         """Store a new player; the caller keeps the token and hands over only its hash."""
-        now = datetime.now(UTC)
-        player = PlayerRecord(id=uuid.uuid4().hex, name=name, is_bot=is_bot, created_at=now)
-        row = {
-            "id": player.id,
-            "name": name,
-            "token_hash": token_hash,
-            "is_bot": is_bot,
-            "created_at": now,
-            "last_seen_at": now,
-        }
-        await self._submit((Part(NEW_PLAYER, row),))
+        player = PlayerRecord(id=uuid.uuid4().hex, name=name, is_bot=is_bot, created_at=datetime.now(UTC))
+        await self.commit(writes.new_player(player, token_hash))
         return player
 
     async def player_by_token_hash(self, token_hash: str) -> PlayerRecord | None:
@@ -300,47 +290,21 @@ class Store:
 
     def touch_player(self, player_id: str, seen_at: datetime) -> asyncio.Future[None]:
         """Record that a player came back (``players.last_seen_at``)."""
-        return self._submit((Part(PLAYER_SEEN, {"p_id": player_id, "p_seen_at": seen_at}),))
+        return self.commit(writes.player_seen(player_id, seen_at))
 
     # ----------------------------------------------------------------- matches
 
     def create_match(self, match: MatchRecord) -> asyncio.Future[None]:
         """Store a new match and the seats it already has (its moves come through :meth:`append_move`)."""
-        if match.status not in MATCH_STATUSES:
-            raise ValueError(
-                f"match {match.id!r} has unknown status {match.status!r}; use one of {MATCH_STATUSES}"
-            )
-        if match.moves:
-            raise ValueError(
-                f"match {match.id!r} is created with {len(match.moves)} moves; append them instead"
-            )
-        for seat in match.seats:
-            _check_seat(match.id, seat.seat)
-        joined_at = datetime.now(UTC)
-        match_row = {
-            "id": match.id,
-            "game": match.game,
-            "options": match.options,
-            "status": match.status,
-            "winner": match.winner,
-            "reason": match.reason,
-            "host": match.host,
-            "created_at": match.created_at,
-            "started_at": match.started_at,
-            "finished_at": match.finished_at,
-            "rematch_of": match.rematch_of,
-        }
-        seats = (Part(NEW_SEAT, _seat_row(match.id, seat, joined_at)) for seat in match.seats)
-        return self._submit((Part(NEW_MATCH, match_row), *seats))
+        return self.commit(writes.new_match(match, datetime.now(UTC)))
 
     def take_seat(self, match_id: str, seat: SeatRecord) -> asyncio.Future[None]:
         """Give ``seat.player_id`` a seat of the match; :class:`SeatTakenError` if someone holds it."""
-        _check_seat(match_id, seat.seat)
-        return self._submit((Part(NEW_SEAT, _seat_row(match_id, seat, datetime.now(UTC))),))
+        return self.commit(writes.new_seat(match_id, seat, datetime.now(UTC)))
 
     def start_match(self, match_id: str, started_at: datetime) -> asyncio.Future[None]:
         """Turn an open match live."""
-        return self._submit((Part(MATCH_START, {"p_id": match_id, "p_started_at": started_at}),))
+        return self.commit(writes.match_start(match_id, started_at))
 
     def append_move(self, move: MoveRecord, finish: MatchFinish | None = None) -> asyncio.Future[None]:
         """Store one ply and, when it ends the match, the result: the future resolves once both are
@@ -351,23 +315,23 @@ class Store:
         match that is already over, :class:`DatabaseUnavailableError` if the database is down; in every
         case nothing is stored.
         """
-        _check_move(move)
-        if finish is not None:
-            _check_finish(move.match_id, finish)
-        row = Part(NEW_MOVE, move_row(move))
-        return self._submit((row,) if finish is None else (row, _finish_part(move.match_id, finish)))
+        return self.commit(writes.new_move(move, finish))
 
     def finish_match(self, match_id: str, finish: MatchFinish) -> asyncio.Future[None]:
         """Record how an open or live match ended (resignation, agreement, flag, abort...)."""
-        _check_finish(match_id, finish)
-        return self._submit((_finish_part(match_id, finish),))
+        return self.commit(writes.match_finish(match_id, finish))
 
     def append_chat(self, line: ChatRecord) -> asyncio.Future[None]:
         """Store one chat line, in place of any line stored at its ``seq``: one whose commit answer was
         lost, so no one heard it, and the match gave its number to this line."""
-        _check_chat(line)
-        unheard = Part(UNHEARD_CHAT, {"p_match_id": line.match_id, "p_seq": line.seq})
-        return self._submit((unheard, Part(NEW_CHAT, _chat_row(line))))
+        return self.commit(writes.new_chat(line))
+
+    def commit(self, *rows: Write) -> asyncio.Future[None]:
+        """Commit ``rows`` (built by :mod:`server.storage.writes`) in one transaction: all of them, or
+        none. The future resolves once they are committed; awaiting it raises the
+        :class:`StorageError` of the first of them that failed (a duplicate move, a match already over,
+        the database unavailable...), and then nothing of them is stored."""
+        return self._submit(rows[0] if len(rows) == 1 else tuple(part for write in rows for part in write))
 
     # ------------------------------------------------------------------- reads
 
@@ -657,19 +621,6 @@ def _lock_instance_file(database: str, instance_id: str) -> int:
     return fd
 
 
-def _finish_part(match_id: str, finish: MatchFinish) -> Part:
-    return Part(
-        MATCH_FINISH,
-        {
-            "p_id": match_id,
-            "p_status": finish.status,
-            "p_winner": finish.winner,
-            "p_reason": finish.reason,
-            "p_finished_at": finish.finished_at,
-        },
-    )
-
-
 async def _apply_alone(connection: AsyncConnection, parts: tuple[Part, ...]) -> None:
     """Apply one write's rows by themselves, raising the precise error of the first that fails."""
     for part in parts:
@@ -787,57 +738,8 @@ def _fail(future: asyncio.Future[None], error: StorageError) -> None:
         future.set_exception(error)
 
 
-def _check_seat(match_id: str, seat: int) -> None:
-    if seat not in (0, 1):
-        raise ValueError(f"match {match_id!r} has no seat {seat!r}; seats are 0 and 1")
-
-
-def _check_move(move: MoveRecord) -> None:
-    where = f"move {move.ply!r} of match {move.match_id!r}"
-    if move.ply < 0:
-        raise ValueError(f"{where}: ply must not be negative")
-    if move.seat not in (0, 1):
-        raise ValueError(f"{where}: seat must be 0 or 1, not {move.seat!r}")
-    if move.think_ms < 0:
-        raise ValueError(f"{where}: think_ms must not be negative, not {move.think_ms!r}")
-    if move.clocks_ms is not None and len(move.clocks_ms) != 2:
-        raise ValueError(f"{where}: clocks_ms must hold two clocks, not {move.clocks_ms!r}")
-
-
-def _check_finish(match_id: str, finish: MatchFinish) -> None:
-    if finish.status not in FINISHED_STATUSES:
-        raise ValueError(
-            f"match {match_id!r} cannot finish as {finish.status!r}; use one of {FINISHED_STATUSES}"
-        )
-    if finish.winner not in (None, 0, 1):
-        raise ValueError(f"match {match_id!r} cannot be won by seat {finish.winner!r}")
-
-
-def _check_chat(line: ChatRecord) -> None:
-    where = f"chat line {line.seq!r} of match {line.match_id!r}"
-    if line.seq < 1:
-        raise ValueError(f"{where}: seq must be positive")
-    if line.seat not in (0, 1):
-        raise ValueError(f"{where}: seat must be 0 or 1, not {line.seat!r}")
-
-
-def _chat_row(line: ChatRecord) -> dict[str, Any]:
-    return {
-        "match_id": line.match_id,
-        "seq": line.seq,
-        "seat": line.seat,
-        "name": line.name,
-        "text": line.text,
-        "said_at": line.said_at,
-    }
-
-
 def _chat_record(row: ChatLineRow) -> ChatRecord:
     return ChatRecord(row.match_id, row.seq, row.seat, row.name, row.text, row.said_at)
-
-
-def _seat_row(match_id: str, seat: SeatRecord, joined_at: datetime) -> dict[str, Any]:
-    return {"match_id": match_id, "seat": seat.seat, "player_id": seat.player_id, "joined_at": joined_at}
 
 
 def _with_seats(statement: Select[tuple[MatchRow]]) -> Select[tuple[MatchRow]]:

@@ -1,0 +1,135 @@
+"""The rows of each kind of write, checked: what :meth:`Store.commit <server.storage.store.Store.commit>`
+stores, one write or several in one transaction.
+
+Several commit together when they only make sense together: a game's last move (or its result) and
+the rematch agreed during the game, which starts in the same step; a second player's seat and the
+start it brings. Committed one after the other, a failure between the two would leave the store
+holding half of a step that the server never announced.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, TypeAlias
+
+from server.storage.batches import (
+    MATCH_FINISH,
+    MATCH_START,
+    NEW_CHAT,
+    NEW_MATCH,
+    NEW_MOVE,
+    NEW_PLAYER,
+    NEW_SEAT,
+    PLAYER_SEEN,
+    UNHEARD_CHAT,
+    Part,
+    move_row,
+)
+from server.storage.models import FINISHED_STATUSES, MATCH_STATUSES
+from server.storage.records import ChatRecord, MatchFinish, MatchRecord, MoveRecord, PlayerRecord, SeatRecord
+
+Write: TypeAlias = tuple[Part, ...]
+"""One write's rows: they commit together or not at all."""
+
+
+def new_player(player: PlayerRecord, token_hash: str) -> Write:
+    row = {
+        "id": player.id,
+        "name": player.name,
+        "token_hash": token_hash,
+        "is_bot": player.is_bot,
+        "created_at": player.created_at,
+        "last_seen_at": player.created_at,
+    }
+    return (Part(NEW_PLAYER, row),)
+
+
+def player_seen(player_id: str, seen_at: datetime) -> Write:
+    return (Part(PLAYER_SEEN, {"p_id": player_id, "p_seen_at": seen_at}),)
+
+
+def new_match(match: MatchRecord, joined_at: datetime) -> Write:
+    """A new match and the seats it already has (its moves come as :func:`new_move` writes)."""
+    if match.status not in MATCH_STATUSES:
+        raise ValueError(
+            f"match {match.id!r} has unknown status {match.status!r}; use one of {MATCH_STATUSES}"
+        )
+    if match.moves:
+        raise ValueError(f"match {match.id!r} is created with {len(match.moves)} moves; append them instead")
+    row = {
+        "id": match.id,
+        "game": match.game,
+        "options": match.options,
+        "status": match.status,
+        "winner": match.winner,
+        "reason": match.reason,
+        "host": match.host,
+        "created_at": match.created_at,
+        "started_at": match.started_at,
+        "finished_at": match.finished_at,
+        "rematch_of": match.rematch_of,
+    }
+    return (Part(NEW_MATCH, row), *(new_seat(match.id, seat, joined_at)[0] for seat in match.seats))
+
+
+def new_seat(match_id: str, seat: SeatRecord, joined_at: datetime) -> Write:
+    if seat.seat not in (0, 1):
+        raise ValueError(f"match {match_id!r} has no seat {seat.seat!r}; seats are 0 and 1")
+    row = {"match_id": match_id, "seat": seat.seat, "player_id": seat.player_id, "joined_at": joined_at}
+    return (Part(NEW_SEAT, row),)
+
+
+def match_start(match_id: str, started_at: datetime) -> Write:
+    return (Part(MATCH_START, {"p_id": match_id, "p_started_at": started_at}),)
+
+
+def new_move(move: MoveRecord, finish: MatchFinish | None = None) -> Write:
+    """One ply and, when it ends the match, the result."""
+    where = f"move {move.ply!r} of match {move.match_id!r}"
+    if move.ply < 0:
+        raise ValueError(f"{where}: ply must not be negative")
+    if move.seat not in (0, 1):
+        raise ValueError(f"{where}: seat must be 0 or 1, not {move.seat!r}")
+    if move.think_ms < 0:
+        raise ValueError(f"{where}: think_ms must not be negative, not {move.think_ms!r}")
+    if move.clocks_ms is not None and len(move.clocks_ms) != 2:
+        raise ValueError(f"{where}: clocks_ms must hold two clocks, not {move.clocks_ms!r}")
+    row = Part(NEW_MOVE, move_row(move))
+    return (row,) if finish is None else (row, *match_finish(move.match_id, finish))
+
+
+def match_finish(match_id: str, finish: MatchFinish) -> Write:
+    """How an open or live match ended."""
+    if finish.status not in FINISHED_STATUSES:
+        raise ValueError(
+            f"match {match_id!r} cannot finish as {finish.status!r}; use one of {FINISHED_STATUSES}"
+        )
+    if finish.winner not in (None, 0, 1):
+        raise ValueError(f"match {match_id!r} cannot be won by seat {finish.winner!r}")
+    params = {
+        "p_id": match_id,
+        "p_status": finish.status,
+        "p_winner": finish.winner,
+        "p_reason": finish.reason,
+        "p_finished_at": finish.finished_at,
+    }
+    return (Part(MATCH_FINISH, params),)
+
+
+def new_chat(line: ChatRecord) -> Write:
+    """A chat line, in place of any line stored at its ``seq``: one whose commit answer was lost, so no
+    one heard it, and the match gave its number to this line."""
+    where = f"chat line {line.seq!r} of match {line.match_id!r}"
+    if line.seq < 1:
+        raise ValueError(f"{where}: seq must be positive")
+    if line.seat not in (0, 1):
+        raise ValueError(f"{where}: seat must be 0 or 1, not {line.seat!r}")
+    row: dict[str, Any] = {
+        "match_id": line.match_id,
+        "seq": line.seq,
+        "seat": line.seat,
+        "name": line.name,
+        "text": line.text,
+        "said_at": line.said_at,
+    }
+    return (Part(UNHEARD_CHAT, {"p_match_id": line.match_id, "p_seq": line.seq}), Part(NEW_CHAT, row))
