@@ -136,3 +136,48 @@ async def test_commits_are_copied_from_the_wal_into_the_database_as_they_come(tm
                 break
             await asyncio.sleep(0.01)
         assert rows_in_the_database_file(path) == 200
+
+
+async def test_batches_sent_before_earlier_ones_are_answered_are_committed_and_answered_in_order(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "plain.sqlite3"
+    with contextlib.closing(sqlite3.connect(path)) as setup:
+        setup.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)")
+    async with SqliteWriter(str(path), [("INSERT INTO t (id) VALUES (?)", False)]) as writer:
+        await writer.start()
+        answers: list[str | None] = []
+        for ids in ([1, 2], [3, 1], [4]):  # the second repeats a key of the first: it alone fails
+            writer.send([(0, [[number] for number in ids])], answers.append)
+        await wait_for_answers(answers, 3)
+        assert answers[0] is None and answers[2] is None
+        assert answers[1] is not None and "UNIQUE constraint failed" in answers[1]
+    with contextlib.closing(sqlite3.connect(path)) as check:
+        assert [row[0] for row in check.execute("SELECT id FROM t ORDER BY id")] == [1, 2, 4]
+
+
+async def test_batches_waiting_when_the_writer_dies_are_answered_so(tmp_path: Path) -> None:
+    path = tmp_path / "plain.sqlite3"
+    with contextlib.closing(sqlite3.connect(path)) as setup:
+        setup.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)")
+    async with SqliteWriter(str(path), [("INSERT INTO t (id) VALUES (?)", False)]) as writer:
+        await writer.start()
+        pid = writer.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGSTOP)  # it reads nothing more; then it dies
+        answers: list[str | None] = []
+        writer.send([(0, [[1]])], answers.append)
+        writer.send([(0, [[2]])], answers.append)
+        os.kill(pid, signal.SIGKILL)
+        await wait_for_answers(answers, 2)
+        assert answers == ["the SQLite writer process stopped"] * 2
+        await writer.commit([(0, [[3]])])  # a new writer
+        assert writer.pid not in (None, pid)
+
+
+async def wait_for_answers(answers: list[str | None], count: int) -> None:
+    for _ in range(1000):
+        if len(answers) >= count:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{len(answers)} answers of {count}")

@@ -23,7 +23,12 @@ from test_storage import (
 )
 
 from server.storage import ConflictError, EngineInfo, MatchFinish, Store
-from server.storage.sqlite_writer import SQLITE_WAL_AUTOCHECKPOINT_PAGES, Batch, configure_sqlite_connection
+from server.storage.sqlite_writer import (
+    SQLITE_WAL_AUTOCHECKPOINT_PAGES,
+    Answered,
+    Batch,
+    configure_sqlite_connection,
+)
 
 __all__ = ["database_url", "postgres_store_url", "store"]  # fixtures shared with test_storage
 
@@ -41,19 +46,19 @@ def counted_statements(target: Store) -> Iterator[list[str]]:
     batches = target._sqlite  # SQLite's batches go around SQLAlchemy, to the writer process
     if batches is not None:
         writer = batches._writer
-        commit = writer.commit
+        send = writer.send
 
-        async def counting_commit(batch: Batch) -> None:  # the writer runs one executemany per entry
+        def counting_send(batch: Batch, answered: Answered) -> None:  # one executemany per entry
             statements.extend(batches.statements[index][0].split(None, 1)[0].upper() for index, _ in batch)
-            await commit(batch)
+            send(batch, answered)
 
-        writer.commit = counting_commit  # type: ignore[method-assign]
+        writer.send = counting_send  # type: ignore[method-assign]
     try:
         yield statements
     finally:
         event.remove(engine, "before_cursor_execute", count)
         if batches is not None:
-            del writer.commit
+            del writer.send
 
 
 async def test_a_batch_of_every_kind_of_write_takes_one_statement_per_kind(store: Store) -> None:

@@ -37,7 +37,7 @@ from sqlalchemy.sql.dml import Delete, Insert, Update
 
 from server.storage.models import UNFINISHED_STATUSES, ChatLineRow, MatchRow, MoveRow, PlayerRow, SeatRow
 from server.storage.records import MoveRecord
-from server.storage.sqlite_writer import Batch, BatchMismatchError, SqliteWriter, Statement
+from server.storage.sqlite_writer import Answered, Batch, BatchMismatchError, SqliteWriter, Statement
 
 # The statements of a batch, in the order a batch applies them. The updates must each change one row;
 # their parameters are prefixed so as not to clash with column names.
@@ -204,6 +204,15 @@ class SqliteBatches:
     async def apply(self, rows: Rows) -> None:
         """Apply ``rows`` in one transaction and commit; on any failure nothing of them is stored."""
         await self._writer.commit(self.convert(rows))
+
+    async def start(self) -> None:
+        """Start the writer process unless it runs (:meth:`send` needs it)."""
+        await self._writer.start()
+
+    def send(self, rows: Rows, answered: Answered) -> None:
+        """Hand ``rows`` to the writer, to be applied in one transaction and committed after the batches
+        sent before; ``answered`` gets ``None`` once they are, else why not (nothing of them stored)."""
+        self._writer.send(self.convert(rows), answered)
 
     async def close(self) -> None:
         await self._writer.close()

@@ -13,8 +13,11 @@ The two ends speak over the child's standard input and output, in frames of a 4-
 pickle. The parent first sends the statements (each one's SQL, and whether it is an update that must
 change one row per parameter set); the child answers ``None`` once the database is open, or why it
 cannot be. Then each frame is one batch, ``[(statement index, [values, ...]), ...]``, answered with
-``None`` once it is committed, or with why it failed, nothing of it stored. One batch is in flight at a
-time: the store's writer waits for each commit, and what is queued meanwhile makes the next batch.
+``None`` once it is committed, or with why it failed, nothing of it stored. The child commits the
+batches one after the other and answers them in that order, so the parent may send the next before the
+last is answered (the store keeps two with the child): a batch then never waits for a turn of a busy
+event loop between two commits. The parent reads the answers in its I/O callback and hands each to
+whoever waits for it there, without waking a task first.
 
 The child runs this file by its path (``python -I sqlite_writer.py DATABASE``) and needs the standard
 library only, so that it starts in a few tens of milliseconds: importing the store's modules would take
@@ -32,7 +35,8 @@ import sqlite3
 import struct
 import sys
 import threading
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Callable, Sequence
 from typing import IO, Any, Self
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
@@ -234,14 +238,53 @@ def main() -> None:
 # --------------------------------------------------------------------- the parent
 
 
+Answered = Callable[[str | None], None]
+"""Called with a batch's answer: ``None`` once it is committed, else why it was not."""
+
+
+class _Answers(asyncio.SubprocessProtocol):
+    """The parent's end of the pipe: hands each answer, as it arrives, to whoever waits for it, in the order
+    the batches were sent, from the event loop's I/O callback itself (no task to wake first)."""
+
+    def __init__(self, exited: asyncio.Future[None]) -> None:
+        self.waiting: deque[Answered] = deque()
+        self._buffer = bytearray()
+        self._exited = exited
+
+    def pipe_data_received(self, fd: int, data: bytes | bytearray) -> None:
+        buffer = self._buffer
+        buffer += data
+        while len(buffer) >= _LENGTH.size:
+            (length,) = _LENGTH.unpack_from(buffer)
+            end = _LENGTH.size + length
+            if len(buffer) < end:
+                return
+            answer = pickle.loads(buffer[_LENGTH.size : end])
+            del buffer[:end]
+            if self.waiting:
+                self.waiting.popleft()(answer)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """The writer exited and its pipes are closed: every batch still waiting is answered so."""
+        while self.waiting:
+            self.waiting.popleft()("the SQLite writer process stopped")
+        if not self._exited.done():
+            self._exited.set_result(None)
+
+
 class SqliteWriter:
-    """The store's end: starts the writer process on first use, hands it batches, and starts it again
-    should it die."""
+    """The store's end: starts the writer process, hands it batches, and starts it again should it die.
+
+    Batches may be sent before earlier ones are answered: the writer commits them one after the other,
+    and answers them in that order.
+    """
 
     def __init__(self, path: str, statements: Sequence[Statement]) -> None:
         self.path = path
         self._statements = list(statements)
-        self._process: asyncio.subprocess.Process | None = None
+        self._transport: asyncio.SubprocessTransport | None = None
+        self._answers: _Answers | None = None
+        self._exited: asyncio.Future[None] | None = None
 
     async def __aenter__(self) -> Self:
         return self
@@ -252,76 +295,83 @@ class SqliteWriter:
     @property
     def pid(self) -> int | None:
         """The writer process's id, while it runs."""
-        return None if self._process is None else self._process.pid
+        return None if self._transport is None else self._transport.get_pid()
 
-    async def commit(self, batch: Batch) -> None:
-        """Apply ``batch`` in one transaction and commit it; raises :class:`WriterError` if it was not.
-
-        If the writer dies during the commit, the batch may be stored all the same (the kernel may
-        have its pages): as with a database connection lost during COMMIT, callers find out by reading.
-        """
-        process = self._process or await self._start()
-        try:
-            answer = await self._ask(process, batch)
-        except BaseException as error:  # (cancelled too: its answer would be read as the next one's)
-            await self._stop(kill=True)
-            if isinstance(error, (OSError, asyncio.IncompleteReadError)):
-                raise WriterError(f"the SQLite writer process stopped: {error!r}") from error
-            raise
-        if answer is not None:
-            raise WriterError(str(answer))
-
-    async def close(self) -> None:
-        """Let the writer finish and exit (it has nothing in flight: the store waits for each commit)."""
-        await self._stop(kill=False)
-
-    async def _start(self) -> asyncio.subprocess.Process:
-        process = await asyncio.create_subprocess_exec(
+    async def start(self) -> None:
+        """Start the writer process, unless it runs; raises :class:`WriterError` if it cannot open the
+        database."""
+        transport = self._transport
+        if transport is not None:
+            if not transport.is_closing() and transport.get_returncode() is None:
+                return
+            await self._stop(kill=True)  # it died: collect it, then start another
+        loop = asyncio.get_running_loop()
+        exited: asyncio.Future[None] = loop.create_future()
+        transport, answers = await loop.subprocess_exec(
+            lambda: _Answers(exited),
             sys.executable,
             "-I",  # the standard library only: no site packages, no environment, no working directory
             __file__,
             self.path,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
+            stderr=None,
             start_new_session=True,  # a terminal's Ctrl-C is the server's to handle, not the writer's
         )
-        self._process = process
-        try:
-            answer = await self._ask(process, self._statements)
-        except BaseException as error:
-            await self._stop(kill=True)
-            if isinstance(error, (OSError, asyncio.IncompleteReadError)):
-                raise WriterError(f"the SQLite writer process did not start: {error!r}") from error
-            raise
-        if answer is not None:
+        self._transport, self._answers, self._exited = transport, answers, exited
+        ready: asyncio.Future[str | None] = loop.create_future()
+        self._send(self._statements, lambda answer: ready.done() or ready.set_result(answer))
+        if (answer := await ready) is not None:
             await self._stop(kill=False)
-            raise WriterError(str(answer))
-        return process
+            raise WriterError(answer)
 
-    @staticmethod
-    async def _ask(process: asyncio.subprocess.Process, message: object) -> object:
-        stdin, stdout = process.stdin, process.stdout
-        assert stdin is not None and stdout is not None
-        stdin.write(_frame(message))
-        await stdin.drain()
-        (length,) = _LENGTH.unpack(await stdout.readexactly(_LENGTH.size))
-        return pickle.loads(await stdout.readexactly(length))
+    def send(self, batch: Batch, answered: Answered) -> None:
+        """Hand ``batch`` to the running writer (see :meth:`start`); ``answered`` gets its answer, in the
+        loop's I/O callback. If the writer dies first, the answer says so, and the batch may be stored
+        all the same (as with a database connection lost during COMMIT: callers find out by reading)."""
+        self._send(batch, answered)
+
+    async def commit(self, batch: Batch) -> None:
+        """Start the writer if need be, then apply ``batch`` in one transaction and commit it; raises
+        :class:`WriterError` if it was not committed."""
+        await self.start()
+        done: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self.send(batch, lambda answer: done.done() or done.set_result(answer))
+        if (answer := await done) is not None:
+            raise WriterError(answer)
+
+    async def close(self) -> None:
+        """Let the writer commit what it was sent, answer, and exit."""
+        await self._stop(kill=False)
+
+    def _send(self, message: object, answered: Answered) -> None:
+        assert self._transport is not None and self._answers is not None
+        stdin = self._transport.get_pipe_transport(0)
+        if stdin is None or stdin.is_closing() or self._transport.get_returncode() is not None:
+            answered("the SQLite writer process stopped")
+            return
+        self._answers.waiting.append(answered)
+        stdin.write(_frame(message))  # type: ignore[attr-defined]
 
     async def _stop(self, *, kill: bool) -> None:
-        process, self._process = self._process, None
-        if process is None:
+        transport, exited = self._transport, self._exited
+        self._transport = self._answers = self._exited = None
+        if transport is None or exited is None:
             return
         if kill:
             with contextlib.suppress(ProcessLookupError):
-                process.kill()
-        elif process.stdin is not None:
-            process.stdin.close()  # the end of its input: it exits
+                transport.kill()
+        else:
+            stdin = transport.get_pipe_transport(0)
+            if stdin is not None:
+                stdin.close()  # the end of its input: it exits
         try:
-            await asyncio.wait_for(process.wait(), STOP_WAIT_S)
+            await asyncio.wait_for(asyncio.shield(exited), STOP_WAIT_S)
         except TimeoutError:
             with contextlib.suppress(ProcessLookupError):
-                process.kill()
-            await process.wait()
+                transport.kill()
+            await exited
+        transport.close()
 
 
 if __name__ == "__main__":

@@ -21,15 +21,21 @@ through the event loop. On an SQLite file the batch goes to SQLite's writer
 process (:mod:`server.storage.sqlite_writer`), which applies it on a plain
 ``sqlite3`` connection and commits: the loop serves everyone else meanwhile,
 where a thread would have fought it for the GIL (``plyarena bench store``).
+Two batches may be with the writer at once, one committing and the next
+waiting in the pipe, and the writes' futures resolve in the I/O callback that
+reads the answer: no batch waits for a turn of a busy loop between two commits.
 
 If a batch fails, its writes are retried one at a time, each in its own
 transaction, so only the faulty one fails (say, a duplicate ply) and the others
-commit; if the database itself is unreachable, the remaining writes fail at once
-instead of each waiting for it. A write that fails raises a
-:class:`~server.storage.errors.StorageError` and nothing of it is stored: a move
-and the result it brings (``append_move(move, finish)``) commit together or not
-at all. One writer also means SQLite never sees two of our writers compete for
-its lock. Reads use their own pooled connections and never wait for the writer
+commit (on SQLite, while later batches go on: a caller that needs one write
+stored before another awaits the first, as the match host does); if the
+database itself is unreachable, the remaining writes fail at once instead of
+each waiting for it. A write that fails raises a
+:class:`~server.storage.errors.StorageError` and nothing of it is stored: the
+writes given to one :meth:`Store.commit` (a move and the result it brings, a
+game's end and its rematch) commit together or not at all. One writer also
+means SQLite rarely sees two of our writers compete for its lock (only a
+retried write does). Reads use their own pooled connections and never wait for the writer
 (SQLite runs in WAL mode).
 
 A caller cancelled before its write reached the database withdraws the write; one
@@ -52,6 +58,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import functools
 import hashlib
 import logging
 import os
@@ -128,6 +135,8 @@ DEFAULT_MAX_BATCH = 10_000
 busy loop turns slowly, so this caps throughput at about ``max_batch`` per few turns: it must stay well
 above what arrives meanwhile (a thousand capped a loaded server at a few hundred moves a second)."""
 MAX_LIST_LIMIT = 200
+SQLITE_IN_FLIGHT = 2
+"""Batches handed to SQLite's writer process at once: one committing, the next waiting in the pipe."""
 
 
 @dataclass(slots=True, eq=False)
@@ -178,6 +187,11 @@ class Store:
         self._loop = asyncio.get_running_loop()
         """Looked up once: on Python 3.11 each lookup is a ``getpid`` system call, and each write needs it."""
         self._wakeup = asyncio.Event()
+        self._in_flight = 0
+        """Batches handed to SQLite's writer process and not answered yet."""
+        self._slot = asyncio.Event()
+        """Set when one of those is answered, or a retry of one ends."""
+        self._retrying: set[asyncio.Task[None]] = set()
         self._closing = False
         self._writer = asyncio.create_task(self._write_loop(), name="plyarena-store-writer")
         self.stats = WriteStats()
@@ -455,7 +469,13 @@ class Store:
         batch: list[_Write] = []
         try:
             while batch := await self._next_batch():
-                await self._commit(batch)
+                if self._sqlite is not None:
+                    await self._send_to_sqlite(self._sqlite, batch)
+                else:
+                    await self._commit(batch)
+            while self._in_flight or self._retrying:  # (closing: what was sent is answered first)
+                self._slot.clear()
+                await self._slot.wait()
         except BaseException as error:
             # Only a cancelled or broken writer gets here: refuse new writes, fail those still waiting.
             self._closing = True
@@ -482,20 +502,54 @@ class Store:
             if batch:
                 return batch
 
+    async def _send_to_sqlite(self, sqlite: SqliteBatches, batch: list[_Write]) -> None:
+        """Hand ``batch`` to SQLite's writer process without waiting for its commit, once fewer than
+        :data:`SQLITE_IN_FLIGHT` batches wait for theirs: one commits while the next waits in the pipe,
+        so a batch never waits for a turn of the loop between two commits. Its writes' futures
+        resolve in the answer's own I/O callback."""
+        while self._in_flight >= SQLITE_IN_FLIGHT:
+            self._slot.clear()
+            await self._slot.wait()
+        try:
+            await sqlite.start()
+            batch_sent = functools.partial(self._answered, batch, self._loop.time())
+            sqlite.send(batch_rows([part for write in batch for part in write.parts]), batch_sent)
+        except Exception as error:  # the writer cannot start, or a value cannot be converted
+            if len(batch) > 1:
+                log.info("a batch of %d writes failed (%s); retrying one by one", len(batch), _reason(error))
+                self.stats.split_batches += 1
+            await self._commit_one_by_one(batch)  # each with its own precise error, on pooled connections
+            return
+        self._in_flight += 1
+
+    def _answered(self, batch: list[_Write], started: float, failure: str | None) -> None:
+        self._in_flight -= 1
+        self._slot.set()
+        if failure is None:
+            self._succeed(batch, started, self._loop.time())
+            return
+        if len(batch) > 1:
+            log.info("a batch of %d writes failed (%s); retrying one by one", len(batch), failure)
+            self.stats.split_batches += 1
+        retry = self._loop.create_task(self._commit_one_by_one(batch), name="plyarena-store-retry")
+        self._retrying.add(retry)
+        retry.add_done_callback(self._retried)
+
+    def _retried(self, retry: asyncio.Task[None]) -> None:
+        self._retrying.discard(retry)
+        self._slot.set()
+
     async def _commit(self, batch: list[_Write]) -> None:
         loop = self._loop
         started = loop.time()
         rows = batch_rows([part for write in batch for part in write.parts])
         try:
-            if self._sqlite is not None:
-                await self._sqlite.apply(rows)
-            else:
-                connection = self._connection = self._connection or await self._engine.connect()
-                async with connection.begin():
-                    if len(batch) == 1:
-                        await _apply_alone(connection, batch[0].parts)
-                    else:
-                        await apply_batch(connection, rows)
+            connection = self._connection = self._connection or await self._engine.connect()
+            async with connection.begin():
+                if len(batch) == 1:
+                    await _apply_alone(connection, batch[0].parts)
+                else:
+                    await apply_batch(connection, rows)
         except Exception as error:
             await self._drop_connection()
             if len(batch) > 1:
