@@ -209,10 +209,11 @@ class SqliteBatches:
         """Start the writer process unless it runs (:meth:`send` needs it)."""
         await self._writer.start()
 
-    def send(self, rows: Rows, answered: Answered) -> None:
-        """Hand ``rows`` to the writer, to be applied in one transaction and committed after the batches
-        sent before; ``answered`` gets ``None`` once they are, else why not (nothing of them stored)."""
-        self._writer.send(self.convert(rows), answered)
+    def send(self, batch: Batch, answered: Answered) -> None:
+        """Hand ``batch`` (rows :meth:`convert`-ed) to the writer, to be applied in one transaction and
+        committed after the batches sent before; ``answered`` gets ``None`` once it is, else why not
+        (nothing of it stored)."""
+        self._writer.send(batch, answered)
 
     async def close(self) -> None:
         await self._writer.close()

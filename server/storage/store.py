@@ -342,9 +342,9 @@ class Store:
 
     def commit(self, *rows: Write) -> asyncio.Future[None]:
         """Commit ``rows`` (built by :mod:`server.storage.writes`) in one transaction: all of them, or
-        none. The future resolves once they are committed; awaiting it raises the
-        :class:`StorageError` of the first of them that failed (a duplicate move, a match already over,
-        the database unavailable...), and then nothing of them is stored."""
+        none. The future resolves once they are committed; awaiting it raises a :class:`StorageError`
+        named after the first of them (a duplicate move, a match already over, the database
+        unavailable...), and then nothing of them is stored."""
         return self._submit(rows[0] if len(rows) == 1 else tuple(part for write in rows for part in write))
 
     # ------------------------------------------------------------------- reads
@@ -512,15 +512,15 @@ class Store:
             await self._slot.wait()
         try:
             await sqlite.start()
-            batch_sent = functools.partial(self._answered, batch, self._loop.time())
-            sqlite.send(batch_rows([part for write in batch for part in write.parts]), batch_sent)
+            converted = sqlite.convert(batch_rows([part for write in batch for part in write.parts]))
         except Exception as error:  # the writer cannot start, or a value cannot be converted
             if len(batch) > 1:
                 log.info("a batch of %d writes failed (%s); retrying one by one", len(batch), _reason(error))
                 self.stats.split_batches += 1
             await self._commit_one_by_one(batch)  # each with its own precise error, on pooled connections
             return
-        self._in_flight += 1
+        self._in_flight += 1  # (before sending: a writer found gone answers at once)
+        sqlite.send(converted, functools.partial(self._answered, batch, self._loop.time()))
 
     def _answered(self, batch: list[_Write], started: float, failure: str | None) -> None:
         self._in_flight -= 1
