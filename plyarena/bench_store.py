@@ -69,8 +69,9 @@ class WayResult:
     move_cpu_us: float
     """CPU per move, in batches of ``batch_size``, in the loop's process."""
     writer_commit_cpu_ms: float
-    """The same in the writer process (``process`` only)."""
+    """The same in the writer process, its checkpoint thread's included (``process`` only)."""
     writer_move_cpu_us: float
+    """The same in the writer process (``process`` only)."""
     busy_batch_ms: tuple[float, ...]
     """Wall time of each batch of ``busy_batch_size`` on the busy loop."""
     busy_lag_ms: tuple[float, ...]

@@ -275,14 +275,16 @@ async def _observe(
 def _cpu_times(pid: int, loadgen_pids: Sequence[int]) -> tuple[float, float, float, float]:
     """CPU seconds so far of the server, of the processes it started (SQLite's writer), of the load
     generators, and of the whole machine."""
-    helpers = loadgen = 0.0
-    for child in with_descendants([pid])[1:]:
+    helpers = _cpu_of(with_descendants([pid])[1:])
+    return cpu_seconds(pid), helpers, _cpu_of(with_descendants(loadgen_pids)), machine_busy_seconds()
+
+
+def _cpu_of(pids: Sequence[int]) -> float:
+    total = 0.0
+    for pid in pids:
         with contextlib.suppress(OSError):  # a process that ended meanwhile
-            helpers += cpu_seconds(child)
-    for child in with_descendants(loadgen_pids):
-        with contextlib.suppress(OSError):
-            loadgen += cpu_seconds(child)
-    return cpu_seconds(pid), helpers, loadgen, machine_busy_seconds()
+            total += cpu_seconds(pid)
+    return total
 
 
 def _opened(replies: Sequence[object]) -> int:
