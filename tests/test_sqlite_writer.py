@@ -25,7 +25,7 @@ def has_ended(pid: int) -> bool:
     """Whether process ``pid`` is gone (or a zombie that nobody has reaped yet: it runs no more)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # (gone before, or while, it was read)
         return True
     return stat[stat.rindex(")") + 2] == "Z"
 

@@ -183,8 +183,10 @@ async def test_sqlite_batches_store_exactly_what_sqlalchemy_stores(tmp_path: Pat
 
 
 def test_sqlite_connections_commit_durably_with_short_checkpoints(tmp_path: Path) -> None:
-    """What every SQLite connection of the store is set to, the batches' own included: WAL, an fsync
-    at every commit, and the WAL copied into the database every quarter of SQLite's default pages."""
+    """What every SQLite connection of the store is set to, the writer process's included: WAL, an
+    fsync at every commit, and the WAL copied into the database every quarter of SQLite's default
+    pages (by the commits of the connections that write rarely: the writer's own checkpoints run on
+    a thread of their own, see test_sqlite_writer)."""
     connection = sqlite3.connect(tmp_path / "settings.sqlite3")
     try:
         configure_sqlite_connection(connection)
