@@ -18,7 +18,7 @@ import pytest
 from test_storage import match_record, move, new_player
 
 from server.storage import Store
-from server.storage.sqlite_writer import SqliteWriter, WriterError
+from server.storage.sqlite_writer import CHECKPOINT_NICENESS, SqliteWriter, WriterError
 
 
 def has_ended(pid: int) -> bool:
@@ -122,8 +122,8 @@ def rows_in_the_database_file(path: Path) -> int:
 
 
 async def test_commits_are_copied_from_the_wal_into_the_database_as_they_come(tmp_path: Path) -> None:
-    """The writer leaves checkpoints to a thread of its own, which runs after every commit: no commit
-    waits for one, and the WAL does not grow."""
+    """The writer leaves checkpoints to a thread of its own, which runs after commits (at most every
+    ``CHECKPOINT_INTERVAL_S``): no commit waits for one, and the WAL does not grow."""
     path = tmp_path / "plain.sqlite3"
     with contextlib.closing(sqlite3.connect(path)) as setup:
         setup.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)")
@@ -136,6 +136,29 @@ async def test_commits_are_copied_from_the_wal_into_the_database_as_they_come(tm
                 break
             await asyncio.sleep(0.01)
         assert rows_in_the_database_file(path) == 200
+
+
+def nice_values_of_threads(pid: int) -> list[int]:
+    """The nice value of each thread of process ``pid`` (field 19 of its /proc stat lines)."""
+    values = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(FileNotFoundError):
+            stat = (task / "stat").read_text()
+            values.append(int(stat[stat.rindex(")") + 2 :].split()[16]))
+    return values
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="thread priorities are read from Linux's /proc")
+async def test_checkpoints_run_at_a_lower_priority_than_the_commits(tmp_path: Path) -> None:
+    path = tmp_path / "plain.sqlite3"
+    with contextlib.closing(sqlite3.connect(path)) as setup:
+        setup.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)")
+    async with SqliteWriter(str(path), [("INSERT INTO t (id) VALUES (?)", False)]) as writer:
+        await writer.commit([(0, [[1]])])
+        assert writer.pid is not None
+        nice = sorted(nice_values_of_threads(writer.pid))
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    assert nice == [own, min(19, own + CHECKPOINT_NICENESS)]  # the committing thread, the checkpoints'
 
 
 async def test_batches_sent_before_earlier_ones_are_answered_are_committed_and_answered_in_order(

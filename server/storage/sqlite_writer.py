@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import pickle
 import signal
 import sqlite3
@@ -50,6 +51,10 @@ database's fsync run inside the COMMIT; a quarter of the pages makes each such s
 round trip's p99 at 4,000 moves/s was lower in five runs of five against the default while the batches
 committed on the event loop (docs/performance.md, 2026-11-24)."""
 
+WAL_EAGER_PAGES = 1_000
+"""WAL pages (4 MB) past which a checkpoint follows every commit again, until one catches up with the
+writer and the WAL starts over (see :class:`Checkpointer`)."""
+
 WAL_LIMIT_PAGES = 16_384
 """WAL pages (64 MB) past which the checkpointer stops the writer once to start the WAL over."""
 
@@ -58,6 +63,14 @@ Statement = tuple[str, bool]
 row for each of its parameter sets."""
 Batch = list[tuple[int, list[list[Any]]]]
 """A batch as the writer takes it: for each statement that has rows, its index and their values."""
+
+CHECKPOINT_INTERVAL_S = 0.1
+"""The least time from one checkpoint's start to the next: at 5,000 moves a second a checkpoint after
+every commit, some 500 a second, copied the same pages again and again (docs/performance.md)."""
+
+CHECKPOINT_NICENESS = 10
+"""How much nicer than the writer's other threads the checkpoint thread is (Linux): a checkpoint can wait,
+a commit should not."""
 
 _LENGTH = struct.Struct(">I")
 STOP_WAIT_S = 10.0
@@ -151,8 +164,8 @@ def _read_frame(source: IO[bytes]) -> object:
 
 
 class Checkpointer:
-    """Copies the WAL into the database on a thread of its own, after every commit, so that no commit
-    waits for that copy and its fsync.
+    """Copies the WAL into the database on a thread of its own, after commits, so that no commit waits
+    for that copy and its fsync.
 
     Left to SQLite, the commit that takes the WAL past ``wal_autocheckpoint`` pages does the copy
     itself: at 5,000 moves a second the writer's commits took up to 30 ms where most take under one,
@@ -160,12 +173,20 @@ class Checkpointer:
     copies what is committed while the writer goes on appending; when it catches up, the next commit
     starts the WAL over, so the WAL stays a few megabytes. Should it fall behind for good (the WAL past
     :data:`WAL_LIMIT_PAGES`), a RESTART checkpoint waits for the writer once and starts the WAL over.
+
+    Checkpoints start at most every :data:`CHECKPOINT_INTERVAL_S`, and the thread runs at a lower CPU
+    priority: the commits of one interval mostly change the same pages (a table's last leaf, its
+    indexes'), which one checkpoint then copies once instead of once per commit, and on a machine whose
+    cores are busy the copy waits rather than the commits, the server or its clients. But a checkpoint
+    that copies an interval's commits seldom catches up with a writer that commits all the while, and
+    only one that does lets the WAL start over: past :data:`WAL_EAGER_PAGES` a checkpoint follows every
+    commit again, until one catches up.
     """
 
     def __init__(self, path: str) -> None:
         self._connection = connect(path)
         self._due = threading.Event()
-        self._stopping = False
+        self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._run, name="plyarena-sqlite-checkpoints", daemon=True)
         self._thread.start()
 
@@ -173,17 +194,20 @@ class Checkpointer:
         self._due.set()
 
     def stop(self) -> None:
-        self._stopping = True
+        self._stopped.set()
         self._due.set()
         self._thread.join()
         self._connection.close()
 
     def _run(self) -> None:
+        _lower_thread_priority()
+        eager = False
         while True:
             self._due.wait()
-            self._due.clear()
-            if self._stopping:
+            # (the commits of the interval join this checkpoint)
+            if self._stopped.wait(0 if eager else CHECKPOINT_INTERVAL_S):
                 return
+            self._due.clear()
             try:
                 _busy, wal_pages, _copied = self._connection.execute(
                     "PRAGMA wal_checkpoint(PASSIVE)"
@@ -192,6 +216,20 @@ class Checkpointer:
                     self._connection.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
             except sqlite3.Error as error:  # the next commit tries again
                 print(f"plyarena sqlite writer: checkpoint failed: {error}", file=sys.stderr, flush=True)
+            else:
+                eager = wal_pages > WAL_EAGER_PAGES
+
+
+def _lower_thread_priority() -> None:
+    """Make the calling thread yield the CPU to the rest of the machine (Linux: a thread's own nice)."""
+    with contextlib.suppress(AttributeError, OSError):  # (elsewhere: the process's priority is kept)
+        if sys.platform == "linux":
+            thread = threading.get_native_id()
+            os.setpriority(
+                os.PRIO_PROCESS,
+                thread,
+                min(19, os.getpriority(os.PRIO_PROCESS, thread) + CHECKPOINT_NICENESS),
+            )
 
 
 def serve(path: str, source: IO[bytes], sink: IO[bytes]) -> None:
