@@ -9,6 +9,7 @@ small one), then a seeded sweep sends enough to cover every kind of case.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 from collections.abc import AsyncIterator
@@ -20,11 +21,13 @@ from support.client import ArenaClient, Message
 from support.fixtures import Connect, StartServer
 from support.fuzz import CASE_KINDS, Arena, FuzzCase, FuzzTally, answer_problem, fuzz_case
 from support.fuzz_arena import FuzzedPlayer, ScriptedMatch, api_get, stored_rows
-from support.fuzz_values import Choices, RandomChoices
+from support.fuzz_values import SCHEMAS, Choices, RandomChoices, request
 
 from games import GAMES
 from plyarena.cli import main
 from server.app import Server
+from server.errors import ErrorCode
+from server.protocol import UndecodableRequest, decode_request
 from server.storage.engine import create_engine
 
 UNLIMITED = {"rate_per_s": 1e9, "rate_burst": 10**9}
@@ -200,3 +203,19 @@ def test_the_fuzz_benchmark_runs_and_counts_by_code(capsys: pytest.CaptureFixtur
     assert main(["bench", "fuzz", "--quick"]) == 0
     out = capsys.readouterr().out
     assert "bad_json" in out and "not_a_player" in out and "wrong answers: 0" in out
+
+
+def test_every_value_the_fuzzer_calls_wrong_is_refused_as_the_frame_is_read() -> None:
+    """A ``wrong_value`` case expects ``bad_field`` whoever sends it, so its value must be refused by the
+    decoder itself, before the request's context is checked. (The 100,000 messages of 2026-11-24 found a
+    36-character name of control characters: the wire takes up to 128 and the server refuses it once
+    cleaned, but from a player who had said hello the request was a second ``hello``, ``not_allowed``.)"""
+    choices = RandomChoices(random.Random(11))
+    for kind, fields in SCHEMAS.items():
+        for name, spec in fields.items():
+            for _ in range(300):
+                message = request(choices, kind)
+                message[name] = spec.wrong(choices)
+                with pytest.raises(UndecodableRequest) as refused:
+                    decode_request(json.dumps(message).encode(), max_bytes=10**7)  # (size aside)
+                assert refused.value.code == ErrorCode.BAD_FIELD, (kind, name, message[name])
