@@ -171,7 +171,7 @@ class Checkpointer:
     itself: at 5,000 moves a second the writer's commits took up to 30 ms where most take under one,
     and every move queued behind such a commit waited for it (docs/performance.md). A PASSIVE checkpoint
     copies what is committed while the writer goes on appending; when it catches up, the next commit
-    starts the WAL over, so the WAL stays a few megabytes. Should it fall behind for good (the WAL past
+    starts the WAL over, so the WAL stays small. Should it fall behind for good (the WAL past
     :data:`WAL_LIMIT_PAGES`), a RESTART checkpoint waits for the writer once and starts the WAL over.
 
     Checkpoints start at most every :data:`CHECKPOINT_INTERVAL_S`, and the thread runs at a lower CPU
