@@ -222,14 +222,13 @@ class Checkpointer:
 
 def _lower_thread_priority() -> None:
     """Make the calling thread yield the CPU to the rest of the machine (Linux: a thread's own nice)."""
-    with contextlib.suppress(AttributeError, OSError):  # (elsewhere: the process's priority is kept)
-        if sys.platform == "linux":
-            thread = threading.get_native_id()
-            os.setpriority(
-                os.PRIO_PROCESS,
-                thread,
-                min(19, os.getpriority(os.PRIO_PROCESS, thread) + CHECKPOINT_NICENESS),
-            )
+    if sys.platform != "linux":  # (elsewhere a priority is the whole process's: it is kept)
+        return
+    thread = threading.get_native_id()
+    with contextlib.suppress(OSError):
+        os.setpriority(
+            os.PRIO_PROCESS, thread, min(19, os.getpriority(os.PRIO_PROCESS, thread) + CHECKPOINT_NICENESS)
+        )
 
 
 def serve(path: str, source: IO[bytes], sink: IO[bytes]) -> None:
