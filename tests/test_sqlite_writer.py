@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import queue
 import signal
 import sqlite3
 import subprocess
@@ -17,8 +18,8 @@ from pathlib import Path
 import pytest
 from test_storage import match_record, move, new_player
 
-from server.storage import Store
-from server.storage.sqlite_writer import CHECKPOINT_NICENESS, SqliteWriter, WriterError
+from server.storage import Store, sqlite_writer
+from server.storage.sqlite_writer import CHECKPOINT_NICENESS, WAL_EAGER_PAGES, SqliteWriter, WriterError
 
 
 def has_ended(pid: int) -> bool:
@@ -136,6 +137,59 @@ async def test_commits_are_copied_from_the_wal_into_the_database_as_they_come(tm
                 break
             await asyncio.sleep(0.01)
         assert rows_in_the_database_file(path) == 200
+
+
+class RecordedCheckpoints:
+    """The checkpointer's connection, with each checkpoint's answer (busy, WAL pages, pages copied) put
+    in ``answers`` as it returns: when a checkpoint ran, and what it saw."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self.connection = connection
+        self.answers: queue.SimpleQueue[tuple[int, int, int]] = queue.SimpleQueue()
+
+    def execute(self, sql: str) -> sqlite3.Cursor:
+        answer = self.connection.execute(sql).fetchone()
+        self.answers.put(answer)
+        return self.connection.execute("SELECT ?, ?, ?", answer)  # the answer again, for the checkpointer
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def test_past_the_eager_mark_a_checkpoint_follows_every_commit_until_the_wal_starts_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checkpoints that each wait an interval seldom catch up with a writer that commits all the while;
+    past ``WAL_EAGER_PAGES`` one follows every commit, with no wait, until the WAL has started over."""
+    path = tmp_path / "plain.sqlite3"
+    with contextlib.closing(sqlite3.connect(path)) as setup:
+        setup.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, data BLOB)")
+    writer = sqlite_writer.connect(str(path))
+    writer.execute("PRAGMA wal_autocheckpoint = 0")  # as in the writer process: the thread checkpoints
+    recorded = RecordedCheckpoints(sqlite_writer.connect(str(path)))
+    monkeypatch.setattr(sqlite_writer, "connect", lambda _path: recorded)
+    monkeypatch.setattr(sqlite_writer, "CHECKPOINT_INTERVAL_S", 0.0)
+    checkpointer = sqlite_writer.Checkpointer(str(path))
+    try:
+        page = writer.execute("PRAGMA page_size").fetchone()[0]
+        writer.execute("INSERT INTO t (id, data) VALUES (1, ?)", [bytes((WAL_EAGER_PAGES + 100) * page)])
+        checkpointer.after_commit()
+        _busy, wal_pages, copied = recorded.answers.get(timeout=10)
+        assert wal_pages == copied > WAL_EAGER_PAGES  # all copied; the WAL starts over at the next commit
+        monkeypatch.setattr(sqlite_writer, "CHECKPOINT_INTERVAL_S", 3600.0)  # only an eager one runs now
+
+        writer.execute("INSERT INTO t (id) VALUES (2)")
+        checkpointer.after_commit()
+        _busy, wal_pages, copied = recorded.answers.get(timeout=10)  # at once: the WAL was past the mark
+        assert wal_pages == copied < WAL_EAGER_PAGES  # the WAL started over
+
+        writer.execute("INSERT INTO t (id) VALUES (3)")
+        checkpointer.after_commit()
+        with pytest.raises(queue.Empty):  # with the WAL small, a checkpoint waits for its interval
+            recorded.answers.get(timeout=0.5)
+    finally:
+        checkpointer.stop()
+        writer.close()
 
 
 def nice_values_of_threads(pid: int) -> list[int]:
