@@ -222,6 +222,7 @@ def match_json(record: MatchRecord, *, with_moves: bool) -> dict[str, Any]:
         ],
     }
     if with_moves:
+        body["rematch_id"] = record.rematch_id
         moves = sorted(record.moves, key=lambda move: move.ply)
         body["moves"] = [_move_json(move) for move in moves]
         game = GAMES.get(record.game)

@@ -191,6 +191,7 @@ class Match(msgspec.Struct, frozen=True, gc=False):
             turn_started=now if record.status == LIVE else None,
             result=result,
             absent_since=(absent[0], absent[1]),
+            rematch_id=record.rematch_id,
             chat_lines=tuple(
                 protocol.ChatLine(
                     match_id=record.id, seq=line.seq, seat=line.seat, name=line.name, text=line.text

@@ -6,8 +6,9 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -15,11 +16,12 @@ from alembic.migration import MigrationContext
 from pg_scratch import temporary_postgres_database
 from sqlalchemy import Column, Integer, MetaData, insert, inspect, select
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
 
 from server.protocol import MAX_NAME_LENGTH
 from server.storage.engine import create_engine
 from server.storage.migrate import PROJECT_ROOT, upgrade_to_head
-from server.storage.models import Base, PlayerRow
+from server.storage.models import Base, MatchRow, PlayerRow
 from server.text import clean_name
 
 TABLES = {"players", "matches", "seats", "moves", "chat_lines"}
@@ -100,9 +102,9 @@ async def inspect_tables(url: str) -> set[str]:
 async def test_the_command_line_upgrades_and_downgrades(empty_database_url: str) -> None:
     output = alembic("-x", f"db={empty_database_url}", "upgrade", "head")
     assert "Running upgrade  -> 0001" in output and "Running upgrade 0001 -> 0002" in output
-    assert "Running upgrade 0002 -> 0003" in output
+    assert "Running upgrade 0002 -> 0003" in output and "Running upgrade 0003 -> 0004" in output
     assert await inspect_tables(empty_database_url) == {*TABLES, "alembic_version"}
-    assert "0003 (head)" in alembic("-x", f"db={empty_database_url}", "current")
+    assert "0004 (head)" in alembic("-x", f"db={empty_database_url}", "current")
 
     alembic("downgrade", "base", env={"PLYARENA_DB": empty_database_url})
     assert await inspect_tables(empty_database_url) == {"alembic_version"}
@@ -162,3 +164,43 @@ async def test_names_stored_before_the_name_rules_are_mended(empty_database_url:
     }
     for name, _ in stored.values():
         assert clean_name(name, MAX_NAME_LENGTH) == name  # each passes today's rules
+
+
+async def test_of_several_rematches_stored_of_one_match_the_first_keeps_the_link(
+    empty_database_url: str,
+) -> None:
+    """Before revision 0004 a server that had forgotten a finished match could start it a second
+    rematch; the upgrade leaves one rematch a match, and the database refuses another from then on."""
+    alembic("-x", f"db={empty_database_url}", "upgrade", "0003")
+    engine = create_engine(empty_database_url, pooled=False)
+    start = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
+
+    def match(match_id: str, minute: int, rematch_of: str | None) -> dict[str, Any]:
+        return {
+            "id": match_id,
+            "game": "tictactoe",
+            "options": {},
+            "status": "finished",
+            "host": "arena",
+            "created_at": start + timedelta(minutes=minute),
+            "rematch_of": rematch_of,
+        }
+
+    try:
+        async with engine.begin() as connection:
+            for row in (
+                match("first", 0, None),
+                match("second", 5, "first"),
+                match("second-again", 9, "first"),  # the one the bug made
+                match("third", 9, "second"),
+            ):
+                await connection.execute(insert(MatchRow), [row])
+        await upgrade_to_head(engine)
+        async with engine.connect() as connection:
+            links = dict((await connection.execute(select(MatchRow.id, MatchRow.rematch_of))).all())
+        assert links == {"first": None, "second": "first", "second-again": None, "third": "second"}
+        with pytest.raises(IntegrityError):
+            async with engine.begin() as connection:
+                await connection.execute(insert(MatchRow), [match("fourth", 12, "first")])
+    finally:
+        await engine.dispose()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from support.client import ArenaClient
-from support.fixtures import Connect
+from support.fixtures import Connect, StartServer
 from support.play import open_match, play_moves
 
 from server.app import Server
@@ -84,6 +86,31 @@ async def test_a_rematch_swaps_seats_and_starts_at_once(arena: Server, connect: 
     record = await arena.store.get_match(new_id)
     assert record is not None and record.rematch_of == match_id and record.status == "live"
     assert [seat.player_name for seat in record.seats] == ["Bob", "Alice"]
+
+
+async def test_a_match_has_one_rematch_even_once_the_server_has_forgotten_it(
+    start_server: StartServer, connect: Connect
+) -> None:
+    """A finished match leaves memory (``finished_ttl_s``, or a restart) and is loaded again from the
+    store when watched: its rematch comes with it, so the same pair cannot start a second one."""
+    arena = await start_server(finished_ttl_s=0.01)
+    alice, bob = await pair(arena, connect)
+    match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
+    await alice.request("resign", match_id=match_id)
+    await alice.request("rematch.offer", match_id=match_id)
+    new_id = (await bob.request("rematch.accept", match_id=match_id))["new_match_id"]
+    while match_id in arena.host.matches:
+        await asyncio.sleep(0.01)
+
+    state = await alice.request("match.watch", match_id=match_id)
+    assert (state["type"], state["status"], state["rematch_id"]) == ("match.state", "finished", new_id)
+    refused = await alice.request("rematch.offer", match_id=match_id)
+    assert (refused["code"], refused["message"]) == (
+        "not_allowed",
+        f"the rematch has started as match {new_id}",
+    )
+    record = await arena.store.get_match(match_id)
+    assert record is not None and record.rematch_id == new_id
 
 
 async def test_a_rematch_agreed_during_play_starts_as_the_last_move_lands(

@@ -152,6 +152,7 @@ class MatchRow(Base):
         Index("ix_matches_created_at_id", "created_at", "id"),
         Index("ix_matches_game_created_at_id", "game", "created_at", "id"),
         Index("ix_matches_status_created_at_id", "status", "created_at", "id"),
+        Index("ix_matches_rematch_of", "rematch_of", unique=True),  # one rematch a match
     )
 
 

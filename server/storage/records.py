@@ -104,5 +104,7 @@ class MatchRecord(msgspec.Struct, frozen=True, gc=False):
     seats: tuple[SeatRecord, ...] = ()
     moves: tuple[MoveRecord, ...] = ()
     rematch_of: str | None = None  # the match this one is a rematch of
+    rematch_id: str | None = None
+    """This match's rematch, once started: only in a match loaded whole (:meth:`Store.get_match`)."""
     chat: tuple[ChatRecord, ...] = ()
     """The last chat lines, oldest first: only for the unfinished matches a restarted server restores."""

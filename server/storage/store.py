@@ -437,15 +437,17 @@ class Store:
         return [_match_record(row, with_moves=False) for row in rows]
 
     async def get_match(self, match_id: str) -> MatchRecord | None:
-        """One match with its seats and every move, or ``None``."""
+        """One match with its seats, every move and its rematch's id, or ``None``."""
         if not _storable(match_id):
             return None
         statement = (
             _with_seats(select(MatchRow)).options(selectinload(MatchRow.moves)).where(MatchRow.id == match_id)
         )
+        rematch = select(MatchRow.id).where(MatchRow.rematch_of == match_id)
         async with self._reading(f"match {match_id!r}"), self._sessions() as session:
             row = await session.scalar(statement)
-        return None if row is None else _match_record(row, with_moves=True)
+            rematch_id = None if row is None else await session.scalar(rematch)
+        return None if row is None else _match_record(row, with_moves=True, rematch_id=rematch_id)
 
     # ------------------------------------------------------------ write path
 
@@ -820,7 +822,7 @@ def _move_record(row: MoveRow) -> MoveRecord:
     )
 
 
-def _match_record(row: MatchRow, *, with_moves: bool) -> MatchRecord:
+def _match_record(row: MatchRow, *, with_moves: bool, rematch_id: str | None = None) -> MatchRecord:
     seats = tuple(
         SeatRecord(
             seat=seat.seat, player_id=seat.player_id, player_name=seat.player.name, is_bot=seat.player.is_bot
@@ -841,4 +843,5 @@ def _match_record(row: MatchRow, *, with_moves: bool) -> MatchRecord:
         seats=seats,
         moves=tuple(_move_record(move) for move in row.moves) if with_moves else (),
         rematch_of=row.rematch_of,
+        rematch_id=rematch_id,
     )
