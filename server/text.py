@@ -26,6 +26,11 @@ import unicodedata
 
 from server.errors import ErrorCode, ProtocolError
 
+SPACES = " \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
+"""The space separators (Unicode's category Zs), which are stripped from either end of a name or a line.
+Not all that ``str.strip`` takes: a tab, a line break or another control character at an end is refused
+like one anywhere else, as docs/protocol.md says, not quietly dropped."""
+
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 """Embeddings, overrides and isolates, with their terminators: each turns the direction of what follows."""
 
@@ -57,8 +62,8 @@ def repaired_name(text: str, max_length: int) -> str | None:
     refused any more, only mended (migration 0002)."""
     shown = "".join(filter(_shows_in_name, unicodedata.normalize("NFC", text)))
     # Again: a dropped character may have kept an accent from its letter.
-    shown = unicodedata.normalize("NFC", shown).strip()
-    return shown[:max_length].rstrip() or None
+    shown = unicodedata.normalize("NFC", shown).strip(SPACES)
+    return shown[:max_length].rstrip(SPACES) or None
 
 
 def _shows_in_name(character: str) -> bool:
@@ -83,7 +88,7 @@ def clean_text(text: str, what: str, max_length: int) -> str:
 
 
 def _stripped(text: str, what: str, max_length: int) -> str:
-    cleaned = text.strip()
+    cleaned = text.strip(SPACES)
     if not cleaned:
         raise ProtocolError(ErrorCode.BAD_FIELD, f"{what} is blank")
     if len(cleaned) > max_length:
