@@ -307,11 +307,7 @@ class Match(msgspec.Struct, frozen=True, gc=False):
     def move(self, player_id: str, ply: int, text: str, engine: EngineInfo | None, now: float) -> Step:
         """Play ``text`` for the player, answering ``ply``; a repeat of the move at that ply is a no-op."""
         seat = self._require_seat(player_id)
-        if (
-            ply < self.ply
-            and self.moves[ply].lower() == text.strip().lower()
-            and self.positions[ply].turn == seat
-        ):
+        if ply < self.ply and self._played(ply, seat, text):
             return Step(self, duplicate=True)
         self._require_live()
         if self.clock is not None and self.clock.flagged(now) is not None:
@@ -530,6 +526,17 @@ class Match(msgspec.Struct, frozen=True, gc=False):
         self._require_not_over()
         if self.status == OPEN:
             raise ProtocolError(ErrorCode.NOT_STARTED, f"match {self.id} is waiting for a player")
+
+    def _played(self, ply: int, seat: int, text: str) -> bool:
+        """Whether ``seat`` played ``text`` at ``ply``, in whichever spelling the game reads (``15-22`` or
+        ``15x22``, ``b2`` or ``B2``): a client sending its move again after a lost answer."""
+        position = self.positions[ply]
+        if position.turn != seat:
+            return False
+        try:
+            return position.format_move(position.parse_move(text)) == self.moves[ply]
+        except IllegalMoveError:
+            return False
 
     def _require_rematch_possible(self) -> None:
         if self.status == OPEN:

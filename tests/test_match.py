@@ -121,6 +121,20 @@ def test_a_resent_move_is_recognised_and_not_replayed() -> None:
         play(after, ["b2"]).match.move(ALICE.id, 1, "c3", None, 0.0)
 
 
+def test_a_move_resent_in_another_spelling_the_game_reads_is_recognised() -> None:
+    """A checkers jump may be written by its start and end squares alone: sent again so, it is the
+    same move (the first was stored as ``13x22x31``), not a move out of turn."""
+    match = Match.open("m1", get_game("checkers"), options(), GRACE_S).join(ALICE, 0, 0.0).match
+    match = match.join(BOB, 1, 0.0).match
+    opening = ["11-16", "24-20", "10-15", "20x11", "7x16", "22-18", "15x22", "26x17", "9-13", "31-26"]
+    after = play(match, [*opening, "13x31"]).match
+    assert after.moves[-1] == "13x22x31"
+    again = after.move(ALICE.id, len(opening), "13x31", None, 5.0)
+    assert again.duplicate and again.match is after
+    with refused(ErrorCode.NOT_YOUR_TURN):  # another jump is not a resend
+        after.move(ALICE.id, len(opening), "13x22", None, 5.0)
+
+
 def test_moves_are_refused_before_the_start_and_after_the_end() -> None:
     waiting = Match.open("m1", get_game("tictactoe"), options(), GRACE_S).join(ALICE, 0, 0.0).match
     with refused(ErrorCode.NOT_STARTED):

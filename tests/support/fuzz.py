@@ -387,13 +387,15 @@ def _plays(position: Position, move: str) -> bool:
 
 
 def _is_resend(own: OwnMatch, ply: int, move: str) -> bool:
-    """A repeat of the player's own earlier move: answered with the state, not refused."""
-    positions = _positions(own.game, own.moves)
-    return (
-        ply < len(own.moves)
-        and positions[ply].turn == own.seat
-        and own.moves[ply].lower() == move.strip().lower()
-    )
+    """A repeat of the player's own earlier move, in any spelling the game reads: answered with the
+    state, not refused."""
+    if ply >= len(own.moves):
+        return False
+    position = _positions(own.game, own.moves)[ply]
+    try:
+        return position.turn == own.seat and position.format_move(position.parse_move(move)) == own.moves[ply]
+    except Exception:  # (not a move here at all)
+        return False
 
 
 def own_move(choices: Choices, arena: Arena) -> FuzzCase:
