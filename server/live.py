@@ -273,7 +273,13 @@ class MatchHost:
         async with live.lock:
             await self._tick(live)
             step = live.match.join(player_info(joiner.player), seat, self.now())
-            await self._apply(live, step)
+            watching = joiner in live.watchers
+            live.watchers.discard(joiner)  # (its match.state holds the seated and started events)
+            try:
+                await self._apply(live, step)
+            finally:
+                if watching:
+                    live.watchers.add(joiner)
             self._follow(live, joiner)
             joiner.send(self._state(live, joiner, request_id))
 
@@ -288,6 +294,8 @@ class MatchHost:
         """Follow ``live``: reply with what was missed after ``since`` in log ``log_id``, else the state."""
         async with live.lock:
             await self._tick(live)
+            if watcher.player_id is not None:  # (first, so that what it is sent shows it back)
+                await self._apply(live, live.match.connect(watcher.player_id, self.now()))
             missed = live.log.since(log_id, since)
             if missed is None:
                 watcher.send(self._state(live, watcher, request_id))
@@ -306,20 +314,18 @@ class MatchHost:
             self._follow(live, watcher)
             if live.bot_status is not None and live.match.status == OPEN:
                 watcher.send(BotStatusNote(match_id=live.id, bot_status=live.bot_status))
-            if watcher.player_id is not None:
-                await self._apply(live, live.match.connect(watcher.player_id, self.now()))
 
     async def leave(self, live: LiveMatch, leaver: Connection) -> None:
         """Stop following; the player who opened a match nobody joined cancels it by leaving."""
         async with live.lock:
-            await self._unfollow(live, leaver)
             player_id = leaver.player_id
             if (
                 player_id is not None
                 and live.match.status == OPEN
                 and live.match.seat_of(player_id) is not None
-            ):
+            ):  # (ended first: its creator's going starts no grace period)
                 await self._apply(live, live.match.abort(player_id, self.now()))
+            await self._unfollow(live, leaver)
 
     async def disconnected(self, connection: Connection) -> None:
         """A connection closed: each match it followed may see a player go (and start a grace period)."""

@@ -63,11 +63,29 @@ async def test_abort_before_both_sides_have_moved(arena: Server, connect: Connec
     assert await stored(arena, match_id) == ("aborted", None, "aborted by seat 1")
 
 
-async def test_leaving_an_open_match_cancels_it(arena: Server, connect: Connect) -> None:
-    alice, _ = await pair(arena, connect)
+async def test_leaving_an_open_match_cancels_it_with_no_grace_period(arena: Server, connect: Connect) -> None:
+    alice, bob = await pair(arena, connect)
     match_id = (await alice.request("match.create", game="tictactoe", seat=0))["match_id"]
+    await bob.request("match.watch", match_id=match_id)
     assert (await alice.request("match.leave", match_id=match_id))["type"] == "ok"
     assert await stored(arena, match_id) == ("aborted", None, "aborted by seat 0")
+    seen = [(event["type"], event.get("grace_ms")) for event in await bob.settle()]
+    assert seen == [("ended", None), ("presence", None)], "ended at once; gone from a match that is over"
+
+
+async def test_a_spectator_who_joins_gets_the_state_and_not_the_events_it_holds(
+    arena: Server, connect: Connect
+) -> None:
+    """As for any joiner, the reply's ``match.state`` holds the seat and the start: no ``seated`` or
+    ``started`` comes to the joining connection, though it was following the match already."""
+    alice, bob = await pair(arena, connect)
+    match_id = (await alice.request("match.create", game="tictactoe", seat=0))["match_id"]
+    await bob.request("match.watch", match_id=match_id)
+    joined = await bob.request("match.join", match_id=match_id)
+    assert (joined["type"], joined["status"], joined["you"]) == ("match.state", "live", 1)
+    assert [event["type"] for event in await alice.settle()] == ["seated", "started"]
+    assert await bob.settle() == []
+    await play_moves("tictactoe", (alice, bob), match_id, ["b2"])  # and it follows the match still
 
 
 async def test_a_rematch_swaps_seats_and_starts_at_once(arena: Server, connect: Connect) -> None:

@@ -33,13 +33,14 @@ async def test_a_dropped_client_resumes_with_exactly_the_events_it_missed(
     assert welcome["player"]["id"] == bob.player_id and welcome["matches"] == [match_id]
     catchup = await bob_again.request("match.watch", match_id=match_id, log=state["log"], since=last_seen)
     assert catchup["type"] == "match.catchup"
-    assert [strip_id(event) for event in catchup["events"]] == [strip_id(event) for event in missed_by_bob]
-    assert [event["type"] for event in catchup["events"]] == ["presence", "chat"]
-    assert catchup["seq"] == missed_by_bob[-1]["seq"]
+    *missed, back = catchup["events"]
+    assert [strip_id(event) for event in missed] == [strip_id(event) for event in missed_by_bob]
+    assert [event["type"] for event in missed] == ["presence", "chat"]
+    # Bob's return is the last event of the reply, which so shows the match as it now stands.
+    assert (back["type"], back["seat"], back["connected"]) == ("presence", 1, True)
+    assert catchup["seq"] == back["seq"] == missed_by_bob[-1]["seq"] + 1
     assert (catchup["clocks_ms"], catchup["clock_running"]) == (None, None), "untimed: null, not left out"
-    back = await bob_again.expect(type_="presence", seat=1, connected=True)
-    assert back["seq"] == catchup["seq"] + 1
-    await alice.expect(type_="presence", seat=1, connected=True)
+    assert strip_id(await alice.expect(type_="presence", seat=1, connected=True)) == back
 
     # Play goes on with the new connection.
     await play_moves("tictactoe", (alice, bob_again), match_id, ["b2"], played=("a1",))
