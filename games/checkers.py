@@ -208,8 +208,8 @@ def captured_squares(move: Path) -> int:
     return captured
 
 
-_NOTATION = re.compile(r"(\d{1,2})(?:(-)(\d{1,2})|((?:x\d{1,2})+))")
-_FEN_SIDE = re.compile(r"([BW])((?:K?\d{1,2}(?:-\d{1,2})?)(?:,K?\d{1,2}(?:-\d{1,2})?)*)?")
+_NOTATION = re.compile(r"([0-9]{1,2})(?:(-)([0-9]{1,2})|((?:x[0-9]{1,2})+))")
+_FEN_SIDE = re.compile(r"([BW])((?:K?[0-9]{1,2}(?:-[0-9]{1,2})?)(?:,K?[0-9]{1,2}(?:-[0-9]{1,2})?)*)?")
 
 
 class Checkers(msgspec.Struct, frozen=True, gc=False):

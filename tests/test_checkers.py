@@ -247,6 +247,7 @@ def test_a_short_capture_with_two_paths_is_refused_listing_both() -> None:
     [
         ("B:W21-32:B1-12", "eleven", "expected PDN square numbers"),
         ("B:W21-32:B1-12", "11-15-19", "expected PDN square numbers"),
+        ("B:W21-32:B1-12", "\u0661\u0661-\u0661\u0665", "expected PDN square numbers"),  # Arabic-Indic 11-15
         ("B:W21-32:B1-12", "33-29", "there is no square 33"),
         ("B:W21-32:B1-12", "11-18", "not a diagonal step"),
         ("B:W21-32:B1-12", "11x15", "is a step, not a capture: write 11-15"),
