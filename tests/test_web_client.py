@@ -8,6 +8,7 @@ and save the screenshots shown in the README (docs/screenshots/).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import AsyncIterator
@@ -544,6 +545,245 @@ async def test_a_match_hosted_by_another_instance_opens_on_its_own_server(
         await expect(listed.get_by_role("button", name=re.compile("Join"))).to_have_count(0)
     finally:
         await arena_server.bus.publish("plyarena/v1/lobby/arena-far/elsewhere-1", b"", retain=True)
+
+
+async def join_rivals_match(page: Page, rival: ArenaClient, game: str, name: str) -> str:
+    """``rival`` opens a ``game`` match in seat 0 (moving first); ``page`` signs in as ``name`` by its link
+    and takes seat 1. Returns the match id once the match is live."""
+    match_id = (await rival.request("match.create", game=game, seat=0))["match_id"]
+    await sign_in(page, name, path=f"/match/{match_id}")
+    await page.get_by_role("button", name=re.compile(r"^Join as ")).click()
+    await rival.expect(type_="started", match_id=match_id)
+    await expect(page.locator(".player-strip.to-move")).to_contain_text(await rival_name(rival))
+    return match_id
+
+
+async def rival_name(rival: ArenaClient) -> str:
+    hello = next(message for message in rival.received if message.get("type") == "welcome")
+    return hello["player"]["name"]
+
+
+def contrast(rgb_a: tuple[float, ...], rgb_b: tuple[float, ...]) -> float:
+    """The WCAG contrast ratio of two sRGB colours (0-255 channels)."""
+
+    def luminance(rgb: tuple[float, ...]) -> float:
+        srgb = [channel / 255 for channel in rgb]
+        linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in srgb]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    light, dark = sorted((luminance(rgb_a), luminance(rgb_b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def css_color(text: str) -> tuple[float, ...]:
+    """``rgb(1, 2, 3)`` or ``rgba(1, 2, 3, 0.5)`` as (r, g, b, alpha)."""
+    channels = [float(part) for part in re.findall(r"[\d.]+", text)]
+    return (*channels[:3], channels[3] if len(channels) > 3 else 1.0)
+
+
+GRACE_S = 2.0
+"""The grace period of the server in the test of a reloaded lobby: a reload takes well under it."""
+
+
+@IN_MODULE_LOOP
+async def test_a_reloaded_lobby_keeps_the_players_games(browser: Browser, tmp_path: Path) -> None:
+    """A seated player is present while a connection of theirs follows the match: a lobby opened by a
+    reload (a new connection) follows the player's games, so they are not lost when the grace ends."""
+    config = ServerConfig(port=0, db_url=f"sqlite+aiosqlite:///{tmp_path / 'grace.sqlite3'}", grace_s=GRACE_S)
+    async with running_server(config) as server, await ArenaClient.connect(server.ws_url) as rival:
+        await rival.hello("Patient")
+        page = await open_page(browser, server.http_url)
+        errors = PageErrors(page)
+        match_id = await join_rivals_match(page, rival, "tictactoe", "Reloader")
+        await page.get_by_role("navigation", name="Main").get_by_role("link", name="Lobby").click()
+        resume = page.locator(".your-games").locator(f'a[href="/match/{match_id}"]')
+        await expect(resume).to_have_text("Resume")
+        # Going between the lobby and the match page starts no grace period: nothing leaves the match.
+        await resume.click()
+        await expect(page.locator(".player-strip.to-move")).to_contain_text("Patient")
+        await page.get_by_role("navigation", name="Main").get_by_role("link", name="Lobby").click()
+        await expect(resume).to_have_text("Resume")
+        assert not [m for m in await rival.settle(0.3) if m["type"] == "presence"]
+
+        await page.reload()
+        await expect(page.get_by_role("status").filter(has_text="Online")).to_be_visible()
+        await rival.expect(type_="presence", match_id=match_id, seat=1, connected=False)
+        await rival.expect(type_="presence", match_id=match_id, seat=1, connected=True, timeout=GRACE_S)
+        await asyncio.sleep(GRACE_S + 0.5)  # past the grace period of the reload's old connection
+        assert (await api(page, f"/api/matches/{match_id}"))["status"] == "live"
+        assert not [m for m in rival.take_unread() if m["type"] == "ended"]
+        await expect(resume).to_have_text("Resume")
+        # Any page of the app keeps the player's games so, the list of finished games too.
+        await page.goto("/finished")
+        await rival.expect(type_="presence", match_id=match_id, seat=1, connected=False)
+        await rival.expect(type_="presence", match_id=match_id, seat=1, connected=True, timeout=GRACE_S)
+        await page.get_by_role("navigation", name="Main").get_by_role("link", name="Lobby").click()
+        await expect(resume).to_have_text("Resume")
+
+        # The lobby hears the game end and offers it no more.
+        assert (await rival.request("resign", match_id=match_id))["type"] == "ended"
+        await expect(resume).to_have_count(0)
+        await expect(page.locator(".your-games")).to_be_hidden()
+        errors.assert_none()
+
+
+@IN_MODULE_LOOP
+async def test_a_name_the_server_refuses_is_asked_for_again(browser: Browser, base_url: str) -> None:
+    page = await open_page(browser, base_url)
+    errors = PageErrors(page)
+    await page.goto("/")
+    name = page.get_by_label("Your name")
+    await name.fill("\u200b\u200b\u200b")
+    await page.get_by_role("button", name="Continue").click()
+    # The server's reason shows with the name form again; the lobby waits for a name it takes.
+    problem = page.locator(".name-form").get_by_role("alert")
+    await expect(problem).to_contain_text("name contains U+200B (ZERO WIDTH SPACE)")
+    await expect(name).to_be_visible()
+    await expect(page.get_by_role("button", name="Play the bot")).to_have_count(0)
+    await expect(page.locator("#who")).to_be_empty()
+    assert await page.evaluate("localStorage.getItem('plyarena.identity')") is None
+
+    await page.reload()  # the refused name was not kept: the page asks afresh
+    await expect(name).to_be_visible()
+    await expect(problem).to_have_count(0)
+    await name.fill("Tab\tStop")
+    await page.get_by_role("button", name="Continue").click()
+    await expect(problem).to_contain_text("name contains U+0009")
+
+    await name.fill("Mended")
+    await page.get_by_role("button", name="Continue").click()
+    await expect(page.get_by_role("status").filter(has_text="Online")).to_be_visible()
+    await expect(page.get_by_role("button", name="Play the bot")).to_be_enabled()
+    await expect(page.locator(".match-list[aria-busy=false]")).to_be_visible()
+    await expect(page.locator("#who .me")).to_have_text("Mended")
+    errors.assert_none()
+
+
+@IN_MODULE_LOOP
+async def test_waiting_for_an_opponent_on_a_wide_screen(browser: Browser, base_url: str) -> None:
+    """The link to share shows beside the board on a wide screen (below it on a phone): the waiting line
+    names it without saying where."""
+    page = await open_page(browser, base_url, viewport=LAPTOP)
+    errors = PageErrors(page)
+    await sign_in(page, "Waiter")
+    form = page.locator("form[aria-labelledby=play-people-title]")
+    await form.get_by_label("Game").select_option(label="Connect Four")
+    await form.get_by_role("button", name="Open the match").click()
+    await page.wait_for_url(re.compile(r"/match/[^/]+$"))
+    await expect(page.locator(".turn-status")).to_have_text(
+        "Waiting for an opponent: share the link to this match."
+    )
+    board = await page.locator("svg.board").bounding_box()
+    link = await page.get_by_role("textbox", name="Link to this match").bounding_box()
+    assert board and link and link["x"] >= board["x"] + board["width"], (board, link)
+    errors.assert_none()
+
+
+@IN_MODULE_LOOP
+async def test_not_your_turn_goes_when_it_is_your_turn(
+    browser: Browser, base_url: str, arena_server: Server
+) -> None:
+    page = await open_page(browser, base_url)
+    errors = PageErrors(page)
+    async with await ArenaClient.connect(arena_server.ws_url) as rival:
+        await rival.hello("Slowpoke")
+        match_id = await join_rivals_match(page, rival, "tictactoe", "Eager")
+        # The squares say they are disabled while the rival is to move: a person clicks one anyway.
+        await page.locator('svg.board [data-cell="b2"]').click(force=True)
+        await expect(page.locator(".move-error")).to_have_text("It is not your turn.")
+        assert (await rival.request("move", match_id=match_id, ply=0, move="a1"))["type"] == "moved"
+        await expect(page.locator(".turn-status")).to_have_text("Your turn (X).")
+        await expect(page.locator(".move-error")).to_be_empty()
+    errors.assert_none()
+
+
+@IN_MODULE_LOOP
+async def test_a_refused_chat_line_stays_to_be_mended(
+    browser: Browser, base_url: str, arena_server: Server
+) -> None:
+    page = await open_page(browser, base_url)
+    errors = PageErrors(page)
+    async with await ArenaClient.connect(arena_server.ws_url) as rival:
+        await rival.hello("Listener")
+        await join_rivals_match(page, rival, "tictactoe", "Talker")
+        box = page.get_by_role("textbox", name="Chat message")
+        send = page.get_by_role("button", name="Send chat message")
+        refused = "gg \u202eolleh"
+        await box.fill(refused)
+        await send.click()
+        problem = page.locator(".chat-panel").get_by_role("alert")
+        await expect(problem).to_contain_text("U+202E (RIGHT-TO-LEFT OVERRIDE)")
+        await expect(box).to_have_value(refused)
+        await expect(page.locator(".chat-log li")).to_have_count(0)
+
+        await box.fill("gg hello")
+        await send.click()
+        await expect(page.locator(".chat-log li")).to_have_text(["Talker: gg hello"])
+        await expect(box).to_have_value("")
+        await expect(problem).to_have_count(0)
+    errors.assert_none()
+
+
+@IN_MODULE_LOOP
+async def test_replay_keys_after_a_board_click_and_the_start_by_link(
+    browser: Browser, base_url: str, arena_server: Server
+) -> None:
+    match_id = await finished_scripted_game(arena_server.ws_url, "tictactoe")
+    page = await open_page(browser, base_url)
+    errors = PageErrors(page)
+    plies = len((await api(page, f"/api/matches/{match_id}"))["moves"])
+    counter = page.locator(".ply-counter")
+
+    await page.goto(f"/replay/{match_id}?ply=0")
+    await expect(counter).to_have_text(f"0 / {plies}")
+    await expect(page.locator(".current-move")).to_have_text("Start position")
+    # The board only shows: no buttons, no tab stops; its squares are still described.
+    board = page.locator("svg.board")
+    await expect(board.locator('[role="button"], [tabindex], [aria-disabled]')).to_have_count(0)
+    await expect(board.get_by_role("img", name="b2, empty")).to_be_visible()
+
+    await board.locator('[data-cell="b2"]').click()
+    await page.keyboard.press("ArrowRight")
+    await expect(counter).to_have_text(f"1 / {plies}")
+    await page.keyboard.press("ArrowRight")
+    await page.keyboard.press("ArrowLeft")
+    await expect(counter).to_have_text(f"1 / {plies}")
+    await page.keyboard.press("End")
+    await expect(counter).to_have_text(f"{plies} / {plies}")
+    await board.locator('[data-cell="a1"]').click()
+    await page.keyboard.press("Home")
+    await expect(counter).to_have_text(f"0 / {plies}")
+
+    await page.goto(f"/replay/{match_id}?ply=2")
+    await expect(counter).to_have_text(f"2 / {plies}")
+    errors.assert_none()
+
+
+@IN_MODULE_LOOP
+async def test_othello_move_hints_stand_out_from_the_board(
+    browser: Browser, base_url: str, arena_server: Server
+) -> None:
+    page = await open_page(browser, base_url)
+    errors = PageErrors(page)
+    async with await ArenaClient.connect(arena_server.ws_url) as rival:
+        await rival.hello("Hinter")
+        match_id = (await rival.request("match.create", game="othello", seat=1))["match_id"]
+        await sign_in(page, "Looker", path=f"/match/{match_id}")
+        await page.get_by_role("button", name="Join as Black").click()
+        await expect(page.locator(".turn-status")).to_have_text("Your turn (Black).")
+        dots = page.locator("svg.board .hint-dot")
+        await expect(dots).to_have_count(4)
+        dot_fill, square_fill = await dots.first.evaluate(
+            """(dot) => [getComputedStyle(dot).fill,
+                         getComputedStyle(dot.closest(".cell").querySelector(".square")).fill]"""
+        )
+    *dot, alpha = css_color(dot_fill)
+    square = css_color(square_fill)[:3]
+    shown = tuple(alpha * d + (1 - alpha) * s for d, s in zip(dot, square, strict=True))
+    # Clearly seen (3:1, as for any part of the interface), yet no disc: see-through.
+    assert contrast(shown, square) >= 3, (dot_fill, square_fill, contrast(shown, square))
+    assert alpha < 0.8, dot_fill
+    errors.assert_none()
 
 
 def test_screenshots_are_in_the_readme() -> None:

@@ -44,6 +44,7 @@ class App {
     this.connection = null;
     this.unmount = null;
     this.waitingForName = [];
+    this.nameRefused = null; // why the server refused the name last asked for, shown with the name form
   }
 
   start() {
@@ -121,20 +122,47 @@ class App {
 
   #connect() {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
-    this.connection = new Connection(`${scheme}://${location.host}${WS_PATH}`, this.identity);
-    this.connection.on("connection", ({ status, detail }) => this.#showStatus(status, detail));
-    this.connection.on("welcome", () => {
-      this.identity = this.connection.identity;
+    const connection = new Connection(`${scheme}://${location.host}${WS_PATH}`, this.identity);
+    this.connection = connection;
+    const current = () => this.connection === connection;
+    connection.on("connection", ({ status, detail }) => current() && this.#showStatus(status, detail));
+    connection.on("welcome", () => {
+      if (!current()) return;
+      this.nameRefused = null;
+      this.identity = connection.identity;
       this.#showWho();
     });
-    this.connection.on("identity.lost", () =>
+    connection.on("identity.lost", () =>
       this.toast("The server no longer knew you, so you have a new identity under the same name.", "error"),
     );
-    this.connection.connect();
-    for (const resolve of this.waitingForName.splice(0)) resolve(this.connection);
+    connection.on("hello.refused", ({ message }) => current() && this.#nameRefusedBy(message));
+    connection.connect();
+    for (const resolve of this.waitingForName.splice(0)) resolve(connection);
+  }
+
+  /**
+   * The server will not take the name (it holds a character that does not show, say): forget it, so a
+   * reload does not try it again, and ask for another, saying why, in place of the page.
+   */
+  #nameRefusedBy(reason) {
+    this.connection = null;
+    this.identity = null;
+    this.nameRefused = reason;
+    forgetIdentity();
+    this.#showWho();
+    this.#showStatus("anonymous");
+    this.route(); // the page asks for the connection again, so for a name first
   }
 
   #nameForm() {
+    const refused = this.nameRefused;
+    const problem = refused
+      ? h(
+          "p",
+          { class: "name-problem", id: "player-name-problem", role: "alert" },
+          `The server refused that name: ${refused}. Please pick another.`,
+        )
+      : null;
     const input = h("input", {
       id: "player-name",
       name: "name",
@@ -142,6 +170,8 @@ class App {
       maxlength: 32,
       autocomplete: "nickname",
       value: `Guest ${Math.floor(1000 + Math.random() * 9000)}`,
+      "aria-invalid": refused ? "true" : null,
+      "aria-describedby": refused ? "player-name-problem" : null,
     });
     const form = h(
       "form",
@@ -161,6 +191,7 @@ class App {
       h("p", {}, "Pick a name to play and chat. This browser remembers it, and your games, across reloads."),
       h("label", { for: "player-name" }, "Your name"),
       h("div", { class: "row" }, input, h("button", { type: "submit", class: "primary" }, "Continue")),
+      problem,
     );
     queueMicrotask(() => input.select());
     return form;

@@ -46,6 +46,9 @@ export function mount(container, app) {
   let mineRequests = 0;
   let mineTimer = null;
   let shownMine = new Set();
+  let mineRecords = [];
+  const endedHere = new Set(); // matches this page saw end: the match list may lag behind the event
+  let mounted = true;
 
   const actions = h("div", { class: "lobby-actions" });
   const mine = h("section", {
@@ -220,8 +223,12 @@ export function mount(container, app) {
       console.warn("could not list your games in progress", error);
       records = [];
     }
-    if (asked !== mineRequests) return; // a newer answer is on its way
+    if (asked !== mineRequests || !mounted) return; // a newer answer is on its way, or the page went
     mine.setAttribute("aria-busy", "false");
+    records = records.filter((record) => !endedHere.has(record.id));
+    // One opened or joined since on another connection (another tab) is followed from here too: the
+    // connection itself follows those that its welcome listed (net.js).
+    connection.follow(records.map((record) => record.id));
     renderMine(records);
   }
 
@@ -231,7 +238,16 @@ export function mount(container, app) {
     mineTimer = setTimeout(refreshMine, 200);
   }
 
+  /** A game of ours ended: it leaves the list now, without waiting for the match list to say so. */
+  function mineEnded({ match_id: matchId }) {
+    endedHere.add(matchId);
+    if (!shownMine.has(matchId)) return;
+    renderMine(mineRecords.filter((record) => record.id !== matchId));
+    refreshMineSoon(); // a rematch may have begun with it
+  }
+
   function renderMine(records) {
+    mineRecords = records;
     shownMine = new Set(records.map((record) => record.id));
     mine.hidden = !records.length;
     const me = connection.player?.id;
@@ -280,8 +296,9 @@ export function mount(container, app) {
       app.showProblem(container, "The server did not answer", error.message);
       return;
     }
+    if (!mounted) return;
     connection = await app.connectionReady(container);
-    if (!container.isConnected) return;
+    if (!mounted) return;
     replaceChildren(container, h("div", { class: "lobby" }, actions, mine, listPanel));
     replaceChildren(actions, botForm(catalog, create), peopleForm(catalog, create));
     renderTabs();
@@ -296,8 +313,9 @@ export function mount(container, app) {
         renderTabs();
         renderList();
       }),
-      // This connection still follows the player's matches: one may end, or go on as a rematch, meanwhile.
-      connection.on("ended", ({ match_id: matchId }) => shownMine.has(matchId) && refreshMineSoon()),
+      // This connection follows the player's matches: one may end, be joined, or go on as a rematch.
+      connection.on("ended", mineEnded),
+      connection.on("seated", ({ match_id: matchId }) => shownMine.has(matchId) && refreshMineSoon()),
       connection.on("rematch.started", refreshMineSoon),
       connection.onResume(() => {
         refreshMine(); // not awaited: the lobby subscription need not wait for the HTTP API
@@ -313,7 +331,10 @@ export function mount(container, app) {
   }
 
   start();
+  // Leaving the lobby leaves no match: the player's games stay followed (a match page follows its own
+  // anyway), so that going from one page to the other starts no grace period.
   return () => {
+    mounted = false;
     for (const cleanup of cleanups) cleanup();
     clearTimeout(mineTimer);
     if (connection?.ready) connection.request({ type: "lobby.unsubscribe" }).catch(() => {});

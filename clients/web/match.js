@@ -36,6 +36,7 @@ export function mount(container, app, [matchId]) {
   let sending = null;
   let following = null;
   let botStatus = null; // the latest note on this match's bot request (a full fleet says it is queued)
+  let mounted = true;
 
   replaceChildren(container, h("p", { class: "loading" }, "Loading the match…"));
 
@@ -109,6 +110,8 @@ export function mount(container, app, [matchId]) {
     if (outcome !== "applied") return;
     if (event.type === "moved" && sending && event.ply === sending.ply) sending = null;
     if (event.type === "ended") ui.error.textContent = ""; // a refusal from the game is moot now
+    // "It is not your turn" (or any refusal of the last position) is moot once it is.
+    if (event.type === "moved" && model.myTurn) ui.error.textContent = "";
     if (event.type === "started" && !Array.isArray(event.legal)) {
       // `started` says when but not what may be played: ask for the full state, which does.
       follow({ full: true });
@@ -146,7 +149,8 @@ export function mount(container, app, [matchId]) {
       await connection.request({ type: "move", match_id: matchId, ply, move }, { resend: true });
       ui.error.textContent = "";
     } catch (error) {
-      if (error.code === "stale_ply" && model.ply > ply) return; // answered already, before a drop
+      // Answered already, before a drop, or refused for a position that has moved on since: moot.
+      if (["stale_ply", "not_your_turn"].includes(error.code) && model.ply > ply) return;
       explain(error);
     } finally {
       if (sending?.ply === ply) sending = null;
@@ -243,6 +247,9 @@ export function mount(container, app, [matchId]) {
       autocomplete: "off",
       placeholder: "Say something",
     });
+    const chatSend = h("button", { type: "submit", "aria-label": "Send chat message" }, "Send");
+    const chatError = h("p", { class: "chat-error", id: "chat-error", role: "alert" });
+    chatInput.setAttribute("aria-describedby", chatError.id);
     const chatForm = h(
       "form",
       {
@@ -250,14 +257,23 @@ export function mount(container, app, [matchId]) {
         onsubmit: async (event) => {
           event.preventDefault();
           const text = chatInput.value.trim();
-          if (!text) return;
-          chatInput.value = "";
-          await act("chat", { text });
+          if (!text || chatSend.disabled) return;
+          // The line stays in the box until the server takes it: a refused one can be mended and sent.
+          chatSend.disabled = true;
+          try {
+            await connection.request({ type: "chat", match_id: matchId, text });
+            chatError.textContent = "";
+            if (chatInput.value.trim() === text) chatInput.value = "";
+          } catch (error) {
+            chatError.textContent = `Not sent: ${REFUSALS[error.code] ?? error.message}`;
+          } finally {
+            chatSend.disabled = false;
+          }
         },
       },
       h("label", { for: "chat-input", class: "visually-hidden" }, "Chat message"),
       chatInput,
-      h("button", { type: "submit", "aria-label": "Send chat message" }, "Send"),
+      chatSend,
     );
     ui = {
       resign: new ResignButton(
@@ -281,6 +297,7 @@ export function mount(container, app, [matchId]) {
       moves: h("ol", { class: "move-list", "aria-label": "Moves" }),
       chatLog,
       chatForm,
+      chatError,
       chatNote: h("p", { class: "muted" }, "Spectators read the chat; the players write it."),
     };
     const area = h(
@@ -315,6 +332,7 @@ export function mount(container, app, [matchId]) {
           h("h2", { id: "chat-title" }, "Chat"),
           chatLog,
           chatForm,
+          ui.chatError,
           ui.chatNote,
         ),
       ),
@@ -394,8 +412,9 @@ export function mount(container, app, [matchId]) {
       app.showProblem(container, "The server did not answer", error.message);
       return;
     }
+    if (!mounted) return;
     connection = await app.connectionReady(container);
-    if (!container.isConnected) return;
+    if (!mounted) return;
     if (!model.ready) replaceChildren(container, h("p", { class: "loading" }, "Loading the match…"));
     cleanups.push(connection.on("*", onMessage), connection.onResume(follow));
   }
@@ -408,6 +427,7 @@ export function mount(container, app, [matchId]) {
 
   start();
   return () => {
+    mounted = false;
     for (const cleanup of cleanups) cleanup();
     stopTimers();
     ui?.resign.disarm();

@@ -115,7 +115,8 @@ export function turnText(model, { names, sides, sending }) {
   if (state.status === "open") {
     const bot = state.options?.bot;
     if (bot) return `Waiting for a level ${bot.level} bot to sit down…`;
-    if (model.mySeat !== null) return "Waiting for an opponent: share the link below.";
+    // The link shows under the board on a phone, beside it on a wide screen: say what, not where.
+    if (model.mySeat !== null) return "Waiting for an opponent: share the link to this match.";
     // A visitor (often by a private link): the free seat is theirs to take.
     const free = state.seats.findIndex((player) => !player);
     if (free < 0) return "Waiting for the match to start…";

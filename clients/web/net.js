@@ -8,6 +8,11 @@
  * match again from the last seq seen) before any request queued while offline is
  * sent. So a move made during a drop is sent once the match has caught up, and the
  * ply it carries lets the server refuse it if it is stale rather than replay it.
+ *
+ * After the hooks the connection follows every other unfinished match of the player
+ * that `welcome` lists: a seated player is present while one of their connections
+ * follows the match (docs/protocol.md, Absence), so a reload on any page (a new
+ * connection) must not leave their games to run out the grace period.
  */
 
 import { saveIdentity } from "./identity.js";
@@ -44,6 +49,11 @@ export class Connection {
     this.attempt = 0;
     this.closed = false;
     this.retryTimer = null;
+    /**
+     * The matches this socket follows (whose events it receives): those it created, joined or watched,
+     * and the rematches they led to, until it leaves them. A new socket follows nothing until it watches.
+     */
+    this.following = new Set();
   }
 
   /** Calls `handler(message)` for every server message of `type` ("*" for all); returns an unsubscribe. */
@@ -71,10 +81,31 @@ export class Connection {
     const id = this.nextId++;
     const frame = { ...message, id };
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, frame, resend });
+      const answered =
+        message.type === "match.leave"
+          ? (reply) => {
+              this.following.delete(message.match_id);
+              resolve(reply);
+            }
+          : resolve;
+      this.pending.set(id, { resolve: answered, reject, frame, resend });
       if (this.ready) this.#send(frame);
       else this.queue.push(frame);
     });
+  }
+
+  /**
+   * Watches each match (by id) this socket does not follow yet, so that the player stays present in it.
+   * The replies are not waited for: the views that show a match follow it themselves.
+   */
+  follow(matchIds) {
+    for (const matchId of matchIds) {
+      if (this.following.has(matchId)) continue;
+      this.following.add(matchId); // at once: a second call before the reply must not ask again
+      this.request({ type: "match.watch", match_id: matchId }).catch((error) => {
+        if (error.code !== "disconnected") console.warn(`could not follow match ${matchId}`, error);
+      });
+    }
   }
 
   connect() {
@@ -124,6 +155,7 @@ export class Connection {
     this.identity = { name: welcome.player.name, token: welcome.token, playerId: welcome.player.id };
     saveIdentity(this.identity);
     this.attempt = 0;
+    this.following = new Set();
     this.ready = true;
     this.#setStatus("online");
     this.#emit({ type: "welcome", ...welcome });
@@ -134,20 +166,33 @@ export class Connection {
         console.warn("resume hook failed", error);
       }
     }
+    if (this.ready) this.follow(welcome.matches ?? []); // those no view followed again just now
     const queued = this.queue.splice(0);
     for (const frame of queued) if (this.ready) this.#send(frame);
   }
 
   #helloRefused(error) {
-    if (error.code === "bad_token") {
-      // The server does not know this token (a reset database): start again under the same name.
-      this.identity = { name: this.identity.name };
+    const { name, token } = this.identity;
+    if (error.code === "bad_token" || (token && error.code === "bad_field")) {
+      // The server does not know this token (a reset database), or cannot read it: start again under
+      // the same name.
+      this.identity = { name };
       saveIdentity(this.identity);
-      this.#emit({ type: "identity.lost", name: this.identity.name });
+      this.#emit({ type: "identity.lost", name });
       this.#hello();
       return;
     }
+    if (error.code === "bad_field") {
+      // The name itself is refused (an invisible or control character, say): saying hello again
+      // would be refused again, so this connection ends and the person picks another name.
+      this.close();
+      this.#setStatus("error", error.message);
+      this.#emit({ type: "hello.refused", code: error.code, message: error.message });
+      return;
+    }
+    // Storage down, a bug, too many requests: nothing about us is wrong, so try again after a pause.
     this.#setStatus("error", error.message);
+    this.socket?.close();
   }
 
   #receive(data) {
@@ -157,6 +202,9 @@ export class Connection {
     } catch {
       console.warn("unreadable frame from server", data);
       return;
+    }
+    if (message.type === "match.state" || message.type === "match.catchup") {
+      this.following.add(message.match_id); // a reply to create, join or watch, or a rematch begun
     }
     const waiting = message.id !== undefined && message.id !== null ? this.pending.get(message.id) : null;
     if (waiting) {

@@ -45,6 +45,7 @@ export function mount(container, app, [matchId]) {
   let ply = 0;
   let playing = null;
   let ui = null;
+  let mounted = true;
 
   replaceChildren(container, h("p", { class: "loading" }, "Loading the replay…"));
 
@@ -73,15 +74,17 @@ export function mount(container, app, [matchId]) {
     render();
   }
 
+  /** ←/→ step, Home/End jump, wherever the focus is (the board only shows), but for a field's own keys. */
   function onKey(event) {
-    if (event.target.closest("input, textarea, select")) return;
+    if (!ui || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (event.target.closest?.("input, textarea, select")) return;
     const keys = {
       ArrowLeft: () => show(ply - 1),
       ArrowRight: () => show(ply + 1),
       Home: () => show(0),
       End: () => show(plies()),
     };
-    if (keys[event.key] && !event.target.closest(".board")) {
+    if (keys[event.key]) {
       event.preventDefault();
       keys[event.key]();
     }
@@ -152,7 +155,7 @@ export function mount(container, app, [matchId]) {
     const sides = game?.sides ?? ["First", "Second"];
     const names = seatNames(record, sides);
     const boardModule = boardFor(record.game);
-    const board = new BoardView(boardModule, { sides, onMove: () => {}, onAttempt: () => {} });
+    const board = new BoardView(boardModule, { sides, readOnly: true });
     const slider = h("input", {
       type: "range",
       id: "replay-ply",
@@ -324,11 +327,13 @@ export function mount(container, app, [matchId]) {
         api.exportText(matchId).catch((e) => `(no export: ${e.message})`),
       ]);
       record = loaded;
-      if (!container.isConnected) return;
+      if (!mounted) return;
       build(catalog, exportText);
       document.title = `Replay · ${catalog.byName[record.game]?.title ?? record.game} · Ply Arena`;
-      const initial = Number(new URLSearchParams(location.search).get("ply"));
-      show(Number.isInteger(initial) && initial > 0 ? initial : plies());
+      // `?ply=N` opens at ply N (0: the start position); without it, at the end.
+      const asked = new URLSearchParams(location.search).get("ply");
+      const initial = asked === null || asked.trim() === "" ? NaN : Number(asked);
+      show(Number.isInteger(initial) && initial >= 0 ? initial : plies());
     } catch (error) {
       if (error.code === "not_found") {
         app.showProblem(
@@ -345,6 +350,7 @@ export function mount(container, app, [matchId]) {
   document.addEventListener("keydown", onKey);
   start();
   return () => {
+    mounted = false;
     stop();
     document.removeEventListener("keydown", onKey);
     document.title = "Ply Arena";

@@ -26,10 +26,13 @@ const OWN_PIECES = ["xX", "oO"];
 export class BoardView {
   /**
    * @param {object} game the board module of the game (boards/<game>.js)
-   * @param {{onMove: (move: string) => void, onAttempt: (text: string) => void,
-   *          onHint?: (text: string) => void, onInactive?: () => void, sides?: string[]}} handlers
+   * @param {{onMove?: (move: string) => void, onAttempt?: (text: string) => void,
+   *          onHint?: (text: string) => void, onInactive?: () => void, sides?: string[],
+   *          readOnly?: boolean}} handlers
    *   `onMove` gets a legal move; `onAttempt` what clicks tried when no legal move matched (for the
    *   server to explain); `onHint` a local hint; `onInactive` a click while the viewer may not move.
+   *   A `readOnly` board (a replay's) only shows: its cells are no buttons and no tab stops, and it
+   *   leaves clicks and keys to the page.
    */
   constructor(game, handlers) {
     this.game = game;
@@ -43,7 +46,7 @@ export class BoardView {
       "aria-label": `${game.title} board`,
       "aria-roledescription": "board",
     });
-    this.element.addEventListener("keydown", (event) => this.#onKey(event));
+    if (!handlers.readOnly) this.element.addEventListener("keydown", (event) => this.#onKey(event));
   }
 
   /**
@@ -198,6 +201,12 @@ export class BoardView {
       );
     }
     if (!playable) return group;
+    if (this.handlers.readOnly) {
+      // Still described, square by square, for a screen reader; but nothing here can be pressed.
+      group.setAttribute("role", "img");
+      group.setAttribute("aria-label", this.#describe(row, col, { isNext, isSelected, isLast }));
+      return group;
+    }
 
     const isFocus = this.focus && sameCell(this.focus, [row, col]);
     group.setAttribute("role", "button");
