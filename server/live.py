@@ -511,7 +511,11 @@ class MatchHost:
                 self._start_rematch(live, effect.match)
         if before.seats != live.match.seats:
             self._note_seats(live)
-        if before.status != live.match.status or before.seats != live.match.seats:
+        if (
+            before.status != live.match.status
+            or before.seats != live.match.seats
+            or before.connected != live.match.connected  # (an open match's creator gone, or back)
+        ):
             self._show_in_lobby(live)
         if live.match.is_over and not before.is_over:
             self.metrics.matches_finished_total += 1
@@ -666,7 +670,7 @@ class MatchHost:
 
     def _show_in_lobby(self, live: LiveMatch) -> None:
         match = live.match
-        if match.options.visibility != "public" or match.status not in (OPEN, LIVE):
+        if match.options.visibility != "public" or match.status not in (OPEN, LIVE) or match.creator_away:
             self.lobby.hide(live.id)
             return
         self.lobby.show(

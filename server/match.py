@@ -215,6 +215,14 @@ class Match(msgspec.Struct, frozen=True, gc=False):
     def is_over(self) -> bool:
         return self.status in (FINISHED, ABORTED)
 
+    @property
+    def creator_away(self) -> bool:
+        """Open, and the player who opened it is gone: it ends with their grace period unless they come
+        back, so meanwhile no one may join it (a bot or a person would only win by forfeit)."""
+        return self.status == OPEN and any(
+            player is not None and not here for player, here in zip(self.seats, self.connected, strict=True)
+        )
+
     def seat_of(self, player_id: str) -> int | None:
         for seat, player in enumerate(self.seats):
             if player is not None and player.id == player_id:
@@ -276,6 +284,11 @@ class Match(msgspec.Struct, frozen=True, gc=False):
             raise ProtocolError(ErrorCode.NOT_ALLOWED, f"you already hold seat {held} of match {self.id}")
         if self.status != OPEN:
             raise ProtocolError(ErrorCode.SEAT_TAKEN, f"match {self.id} has started: watch it instead")
+        if self.creator_away:
+            raise ProtocolError(
+                ErrorCode.NOT_ALLOWED,
+                f"the player who opened match {self.id} has gone: it can be joined if they come back",
+            )
         free = [s for s in (0, 1) if self.seats[s] is None]
         if seat is None:
             seat = free[0]

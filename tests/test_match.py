@@ -425,7 +425,9 @@ def test_a_restored_open_match_has_no_clocks_until_it_starts() -> None:
     )
     match = Match.restore(record, get_game("tictactoe"), GRACE_S, now=1000.0)
     assert match.state(log="L", now=1000.0, viewer=None).clocks_ms is None
-    started = match.join(BOB, 1, now=1001.0).match
+    with refused(ErrorCode.NOT_ALLOWED):  # its creator starts away, as every seated player after a restart
+        match.join(BOB, 1, now=1001.0)
+    started = match.connect(ALICE.id, now=1001.0).match.join(BOB, 1, now=1001.0).match
     assert started.status == "live" and started.clocks_ms(now=1001.0) == [60_000, 60_000]
 
 

@@ -49,6 +49,29 @@ async def test_lobby_subscribers_see_public_matches_open_fill_and_end(
     assert not [m for m in await watcher.settle(0.2) if m["type"].startswith("lobby.")]
 
 
+async def test_an_open_match_whose_creator_has_gone_leaves_the_lobby_and_cannot_be_joined(
+    arena: Server, connect: Connect
+) -> None:
+    """Until they come back: a bot or a person seated meanwhile would only win when the grace period
+    ends, and a fleet would hold a place for it all that time."""
+    watcher = await connect.player(arena, "Watcher")
+    alice = await connect.player(arena, "Alice")
+    match_id = (await alice.request("match.create", game="connect4"))["match_id"]
+    await watcher.request("lobby.subscribe")
+    await alice.close()
+    assert (await watcher.expect(type_="lobby.remove"))["match_id"] == match_id
+    refused = await watcher.request("match.join", match_id=match_id)
+    assert (refused["type"], refused["code"]) == ("error", "not_allowed")
+    assert (await watcher.request("lobby.subscribe"))["matches"] == []
+
+    alice_again = await connect.player(arena, token=alice.token)
+    await alice_again.request("match.watch", match_id=match_id)
+    back = await watcher.expect(type_="lobby.update")
+    assert (back["entry"]["match_id"], back["entry"]["status"]) == (match_id, "open")
+    joined = await watcher.request("match.join", match_id=match_id)
+    assert (joined["type"], joined["status"]) == ("match.state", "live")
+
+
 async def test_a_bot_status_note_shows_on_the_lobby_entry_and_to_the_match_creator(
     arena: Server, connect: Connect
 ) -> None:
