@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,8 +13,22 @@ MAX_PORT = 65_535
 WEB_CLIENT_DIR = Path(__file__).resolve().parent.parent / "clients" / "web"
 
 
+INSTANCE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+"""What an instance id may be: it is a level of MQTT topics (no ``/``, ``+`` or ``#``) and is shown in
+lobby entries."""
+
+
 def new_instance_id() -> str:
     return f"arena-{secrets.token_hex(4)}"
+
+
+def check_instance_id(text: str) -> None:
+    """Raise ``ValueError`` unless ``text`` can name an instance (see :data:`INSTANCE_ID`)."""
+    if not INSTANCE_ID.fullmatch(text):
+        raise ValueError(
+            f"{text!r} is not an instance id: use 1 to 64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +69,7 @@ class ServerConfig:
     def __post_init__(self) -> None:
         if not 0 <= self.port <= MAX_PORT:  # (uvloop would quietly listen on the port modulo 65536)
             raise ValueError(f"port {self.port} is not one: use 0 to {MAX_PORT} (0: any free one)")
+        check_instance_id(self.instance_id)
 
     @property
     def http_url(self) -> str:

@@ -263,3 +263,12 @@ def test_ratings_refuses_a_plot_it_cannot_draw(tmp_path: Path, capsys: Capture) 
 )
 def test_ratings_refuses_numbers_that_would_fit_nonsense(capsys: Capture, option: str, value: str) -> None:
     assert_refused(capsys, ["ratings", str(SHIPPED_RESULTS), option, value], 2, f"argument {option}")
+
+
+# serve
+
+
+@pytest.mark.parametrize("instance_id", ["a+b", "a/b", "#", "", "-leading", "x" * 65])
+def test_serve_refuses_an_instance_id_that_cannot_be_a_topic_level(capsys: Capture, instance_id: str) -> None:
+    """The id is a level of the MQTT topics the instance publishes on: refused before anything starts."""
+    assert_refused(capsys, ["serve", f"--instance-id={instance_id}"], 2, "is not an instance id")

@@ -13,7 +13,7 @@ from plyarena import options
 from plyarena.options import CommandError
 from server import eventloop
 from server.app import Server, running_server
-from server.config import DEFAULT_HOST, DEFAULT_PORT, ServerConfig, new_instance_id
+from server.config import DEFAULT_HOST, DEFAULT_PORT, ServerConfig, check_instance_id, new_instance_id
 from server.errors import ServerStartError
 from server.limits import gc_thresholds, raise_open_files_limit, tune_garbage_collector
 from server.storage.engine import DEFAULT_DATABASE_URL
@@ -41,7 +41,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="MQTT broker, e.g. mqtt://127.0.0.1:1883 (default: none)",
     )
     parser.add_argument(
-        "--instance-id", help="name of this instance; keep it across restarts to restore its matches"
+        "--instance-id",
+        type=options.checked_by(check_instance_id),
+        metavar="ID",
+        help="name of this instance (letters, digits, '.', '_', '-'); keep it across restarts to restore "
+        "its matches",
     )
     parser.add_argument(
         "--public-url",
