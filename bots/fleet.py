@@ -112,6 +112,8 @@ class _Known:
     url: str
     source: str
     idle_timer: asyncio.TimerHandle | None = None
+    noted_place: int | None = None
+    """The place in line its ``queued`` note last gave, while its bot request waits for a free game."""
 
 
 class Fleet:
@@ -248,15 +250,19 @@ class Fleet:
             known = self._known[entry.match_id] = _Known(entry, url, source)
             self._first_seen[entry.match_id] = time.monotonic()
         else:
+            if known.entry.bot_status is not None and entry.bot_status is None:
+                known.noted_place = None  # the server forgot the note (it restarted): note it again
             known.entry, known.url, known.source = entry, url, source
         self._consider(known)
+        self._note_places()
 
     def lobby_gone(self, source: str, match_id: str) -> None:
         known = self._known.pop(match_id, None)
         if known is not None and known.idle_timer is not None:
             known.idle_timer.cancel()
         self._first_seen.pop(match_id, None)
-        self._waiting.pop(match_id, None)
+        if self._waiting.pop(match_id, None) is not None:
+            self._note_places()  # the ones behind it move up
 
     # ------------------------------------------------------------------ deciding
 
@@ -317,8 +323,7 @@ class Fleet:
                 self._waiting[match_id] = spec
                 log.warning("fleet full (%d of %d games): match %s waits for a %s", self.capacity.in_use,
                             self.config.max_games, match_id, spec.name)  # fmt: skip
-                if known.entry.bot is not None:
-                    self._spawn(self._note_queued(known, spec, place=len(self._waiting)))
+                self._note_places()
             return
         self._waiting.pop(match_id, None)
         self._joining.add(match_id)
@@ -343,6 +348,15 @@ class Fleet:
                      known.url, waited * 1000)  # fmt: skip
         finally:
             self._joining.discard(match_id)
+
+    def _note_places(self) -> None:
+        """Tell each waiting bot request its place in line where that changed (games ended, requests
+        ahead of it went) or its server forgot the note (a restart)."""
+        for place, (match_id, spec) in enumerate(self._waiting.items(), start=1):
+            known = self._known.get(match_id)
+            if known is not None and known.entry.bot is not None and known.noted_place != place:
+                known.noted_place = place
+                self._spawn(self._note_queued(known, spec, place))
 
     async def _note_queued(self, known: _Known, spec: BotSpec, place: int) -> None:
         """Say on the lobby entry that its bot request waits for a free game; a note is advisory, so a
@@ -509,6 +523,7 @@ class Fleet:
             known = self._known.get(match_id)
             if known is not None and known.entry.status == "open" and known.entry.open_seats:
                 self._seat(known, spec)
+        self._note_places()
         self._changed()
 
     # ------------------------------------------------------------------ the offer

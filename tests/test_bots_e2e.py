@@ -210,6 +210,24 @@ async def test_a_full_fleet_says_so_and_seats_the_waiting_lobby_when_a_game_ends
     assert seated["player"]["name"] == BotSpec.of("connect4", 2).name
 
 
+async def test_a_waiting_request_is_told_its_new_place_in_line_as_the_line_moves(
+    arena: Server, connect: Connect, start_fleet: StartFleet
+) -> None:
+    await start_fleet(server=arena, max_games=1)
+    alice = await connect.player(arena, "Alice")
+    first = await alice.request("match.create", game="connect4", seat=0, bot={"level": 1})
+    await alice.expect(type_="seated", match_id=first["match_id"], seat=1)
+    second = await alice.request("match.create", game="connect4", seat=0, bot={"level": 1})
+    third = await alice.request("match.create", game="connect4", seat=0, bot={"level": 1})
+    note = await alice.expect(type_="bot.status", match_id=third["match_id"], timeout=5)
+    assert "number 2 in line" in note["bot_status"]["reason"]
+
+    await alice.request("match.leave", match_id=second["match_id"])  # the request ahead of it goes
+    moved_up = await alice.expect(type_="bot.status", match_id=third["match_id"], timeout=5)
+    assert moved_up["bot_status"]["state"] == "queued"
+    assert "number 1 in line" in moved_up["bot_status"]["reason"]
+
+
 async def test_api_bots_lists_what_a_running_fleet_offers(arena: Server, start_fleet: StartFleet) -> None:
     async def announce(topic: str, payload: bytes) -> None:
         await arena.bus.publish(topic, payload, retain=True)
