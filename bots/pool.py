@@ -15,17 +15,21 @@ off the retried search's budget.
 
 Workers run at a lower scheduling priority (``nice``), so on a machine shared
 with a server the event loops get the CPU first and searches take what is
-left.
+left. A worker ends with the process that owns the pool: killed (SIGKILL), that
+one cannot tell them, and the executor's queues never close under them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import multiprocessing
 import os
 import random
+import select
 import signal
+import threading
 import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor
@@ -43,6 +47,9 @@ DEFAULT_NICE = 5
 
 MAX_ATTEMPTS = 3
 """Executors a search may try before the pool gives up: a search that keeps killing workers is a bug."""
+
+OWNER_POLL_S = 1.0
+"""Where the kernel cannot say when a process ends (no ``pidfd_open``): how often a worker looks."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,11 +123,28 @@ def _think(request: ThinkRequest) -> ThinkResult:
     )
 
 
-def _start_worker(nice: int) -> None:
-    """Worker initializer: leave Ctrl-C to the parent, and yield the CPU to event loops."""
+def _start_worker(nice: int, owner: int) -> None:
+    """Worker initializer: leave Ctrl-C to the parent, yield the CPU to event loops, and end with the
+    process ``owner`` that owns the pool."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if nice:
         os.nice(nice)
+    threading.Thread(target=_exit_with, args=(owner,), name="plyarena-pool-owner", daemon=True).start()
+
+
+def _exit_with(owner: int) -> None:
+    """Wait for process ``owner`` to end, then end this one. (Its parent is the forkserver, which lives
+    as long as its children do, so the owner is watched by its pid.)"""
+    try:
+        ended = os.pidfd_open(owner)  # Linux: readable once the process has ended
+    except (AttributeError, OSError):  # elsewhere, or too old a kernel: look once a second
+        with contextlib.suppress(OSError):
+            while True:
+                os.kill(owner, 0)
+                time.sleep(OWNER_POLL_S)
+    else:
+        select.select([ended], [], [])
+    os._exit(0)
 
 
 def _worker_pid() -> int:
@@ -153,7 +177,10 @@ class SearchPool:
 
     def _new_executor(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(
-            self.workers, mp_context=self._context, initializer=_start_worker, initargs=(self.nice,)
+            self.workers,
+            mp_context=self._context,
+            initializer=_start_worker,
+            initargs=(self.nice, os.getpid()),
         )
 
     async def think(self, request: ThinkRequest) -> ThinkResult:

@@ -6,10 +6,14 @@ import asyncio
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from support.process import has_ended, wait_until_ended
 
 from bots.levels import level
 from bots.pool import SearchError, SearchPool, ThinkRequest, think
@@ -102,6 +106,36 @@ async def test_a_worker_killed_mid_search_is_replaced_and_every_search_in_flight
     position = get_game("connect4").replay(off_book)
     assert all(position.parse_move(result.move) in position.legal_moves() for result in results)
     assert (await pool.think(ThinkRequest("tictactoe", (), 1))).move  # the new workers serve on
+
+
+OWNER = """
+import asyncio, multiprocessing, time
+from bots.pool import SearchPool
+
+if __name__ == "__main__":
+    pool = SearchPool(2)
+    asyncio.run(pool.warm_up())
+    print(*(child.pid for child in multiprocessing.active_children()), flush=True)
+    time.sleep(60)
+"""
+"""A process that owns a pool of two started workers, says their pids, and waits to be killed."""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="processes are watched through Linux's /proc")
+def test_the_workers_end_when_the_process_that_owns_the_pool_is_killed(tmp_path: Path) -> None:
+    """Killed, the owner cannot close the executor; its workers (and so the forkserver, which lives as
+    long as they do) must not stay behind."""
+    script = tmp_path / "owner.py"
+    script.write_text(OWNER)
+    owner = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert owner.stdout is not None
+        children = [int(pid) for pid in owner.stdout.readline().split()]
+        assert len(children) >= 2 and not any(has_ended(pid) for pid in children)
+    finally:
+        owner.kill()
+        owner.wait()
+    assert all(wait_until_ended(pid) for pid in children)
 
 
 def test_the_budget_shares_out_the_clock_and_keeps_a_margin() -> None:

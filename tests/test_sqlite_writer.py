@@ -12,32 +12,14 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
+from support.process import has_ended, wait_until_ended
 from test_storage import match_record, move, new_player
 
 from server.storage import Store, sqlite_writer
 from server.storage.sqlite_writer import CHECKPOINT_NICENESS, WAL_EAGER_PAGES, SqliteWriter, WriterError
-
-
-def has_ended(pid: int) -> bool:
-    """Whether process ``pid`` is gone (or a zombie that nobody has reaped yet: it runs no more)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):  # (gone before, or while, it was read)
-        return True
-    return stat[stat.rindex(")") + 2] == "Z"
-
-
-def wait_until_ended(pid: int, timeout_s: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while not has_ended(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 async def test_a_killed_writer_loses_no_write_and_is_started_again(tmp_path: Path) -> None:

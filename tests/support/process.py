@@ -1,4 +1,5 @@
-"""A server in its own process (``python -m plyarena serve``), for tests that kill it."""
+"""A server in its own process (``python -m plyarena serve``), for tests that kill it; and whether a process
+has ended."""
 
 from __future__ import annotations
 
@@ -7,10 +8,30 @@ import contextlib
 import signal
 import socket
 import sys
+import time
 from pathlib import Path
 
 READY_LINE = "Ply Arena is serving at "
 START_TIMEOUT_S = 60.0
+
+
+def has_ended(pid: int) -> bool:
+    """Whether process ``pid`` is gone (or a zombie that nobody has reaped yet: it runs no more)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):  # (gone before, or while, it was read)
+        return True
+    return stat[stat.rindex(")") + 2] == "Z"
+
+
+def wait_until_ended(pid: int, timeout_s: float = 10.0) -> bool:
+    """Whether process ``pid`` ends within ``timeout_s`` (Linux: read from /proc)."""
+    deadline = time.monotonic() + timeout_s
+    while not has_ended(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def free_port() -> int:
