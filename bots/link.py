@@ -29,6 +29,11 @@ log = logging.getLogger(__name__)
 REPLY_TIMEOUT_S = 10.0
 """How long :meth:`Link.request` waits for the reply to a request."""
 
+UNREACHABLE_WARNING_AFTER = 3
+UNREACHABLE_WARNING_EVERY = 30
+"""A link that fails this many attempts in a row says so as a warning (then every 30th), not only as
+the information each lost connection is: a fleet pointed at a wrong URL should not look idle and fine."""
+
 DROPPED = (OSError, ConnectionClosed, InvalidHandshake, TimeoutError, wire.MalformedMessage)
 """What ends one connection, after which the link connects again."""
 
@@ -117,17 +122,25 @@ class Link:
     async def run(self) -> None:
         """Stay connected until :meth:`close`; never returns otherwise."""
         delays = self.backoff.delays(self._rng)
+        in_a_row = 0  # attempts since the last welcome
         while not self._closing:
             try:
                 async with connect(self.url, open_timeout=REPLY_TIMEOUT_S, proxy=None) as socket:
                     self._socket = socket
                     await self._greet(socket)
                     delays = self.backoff.delays(self._rng)  # a good connection resets the backoff
+                    in_a_row = 0
                     await self._receive(socket)
             except InvalidURI:
                 raise
             except DROPPED as error:
-                log.info("%s: link to %s lost (%s)", self.name, self.url, error or type(error).__name__)
+                reason = error or type(error).__name__
+                in_a_row += 1
+                if in_a_row == UNREACHABLE_WARNING_AFTER or in_a_row % UNREACHABLE_WARNING_EVERY == 0:
+                    log.warning("%s: cannot reach %s (%d attempts in a row, the last: %s); still trying",
+                                self.name, self.url, in_a_row, reason)  # fmt: skip
+                else:
+                    log.info("%s: link to %s lost (%s)", self.name, self.url, reason)
                 self.failures += 1
                 self.last_error = error
             finally:

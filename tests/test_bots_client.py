@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import msgspec
 import pytest
+from support.process import free_port
 from websockets.asyncio.server import ServerConnection, serve
 
 from bots import wire
@@ -21,7 +23,7 @@ from bots.capacity import Capacity
 from bots.client import BotPlayer, BotSpec
 from bots.fleet import parse_levels
 from bots.levels import LEVEL_COUNT, level, level_table
-from bots.link import Backoff
+from bots.link import UNREACHABLE_WARNING_AFTER, Backoff, Link
 from bots.manners import Manners
 from bots.pool import SearchPool
 
@@ -302,3 +304,36 @@ async def test_a_bot_whose_move_answer_was_lost_plays_on_from_the_state_it_catch
 
     assert (second_move["match_id"], second_move["ply"]) == ("m1", 2)
     assert second_move["move"] not in ("b2", "a1")
+
+
+class Silent:
+    """A link owner that hears nothing (the link never connects)."""
+
+    async def on_welcome(self, welcome: wire.Welcome) -> None:
+        raise AssertionError("welcomed by a server that is not there")
+
+    async def on_message(self, message: wire.Incoming) -> None:
+        raise AssertionError("a message from a server that is not there")
+
+
+async def test_a_link_that_cannot_reach_its_server_says_so_as_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Each lost connection is information; a server not reached after three attempts in a row is worth
+    a warning, so a fleet given a wrong URL does not look idle and fine."""
+    nowhere = f"ws://127.0.0.1:{free_port()}/ws"
+    link = Link(nowhere, "lonely", Silent(), backoff=Backoff(initial_s=0.01, max_s=0.01))
+    with caplog.at_level(logging.INFO, logger="bots.link"):
+        running = asyncio.create_task(link.run())
+        try:
+            while link.failures < UNREACHABLE_WARNING_AFTER + 1:
+                await asyncio.sleep(0.01)
+        finally:
+            running.cancel()
+    levels = [record.levelno for record in caplog.records if record.name == "bots.link"]
+    assert levels[: UNREACHABLE_WARNING_AFTER + 1] == [logging.INFO] * (UNREACHABLE_WARNING_AFTER - 1) + [
+        logging.WARNING,
+        logging.INFO,
+    ]
+    warning = next(record.getMessage() for record in caplog.records if record.levelno == logging.WARNING)
+    assert "cannot reach ws://127.0.0.1:" in warning and "3 attempts in a row" in warning
