@@ -541,8 +541,9 @@ class Match(msgspec.Struct, frozen=True, gc=False):
             raise ProtocolError(ErrorCode.NOT_STARTED, f"match {self.id} is waiting for a player")
 
     def _played(self, ply: int, seat: int, text: str) -> bool:
-        """Whether ``seat`` played ``text`` at ``ply``, in whichever spelling the game reads (``15-22`` or
-        ``15x22``, ``b2`` or ``B2``): a client sending its move again after a lost answer."""
+        """Whether ``seat`` played ``text`` at ``ply``, in whichever spelling the game reads (``B2`` for
+        ``b2``, a checkers jump ``13x31`` for ``13x22x31``): a client sending its move again after a lost
+        answer."""
         position = self.positions[ply]
         if position.turn != seat:
             return False
