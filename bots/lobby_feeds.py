@@ -24,7 +24,7 @@ import logging
 import random
 import ssl
 from typing import Protocol
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import aiomqtt
 import msgspec
@@ -82,11 +82,19 @@ class ServerLobby:
             self.sink.lobby_gone(self.url, message.match_id)
 
 
+def broker_name(url: str) -> str:
+    """``url`` as logs and errors show it: without the user and password it may hold."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
 def mqtt_client(url: str, identifier: str, will: aiomqtt.Will | None = None) -> aiomqtt.Client:
     """An aiomqtt client for ``mqtt://[user:password@]host[:port]`` (or ``mqtts://`` for TLS)."""
     parts = urlsplit(url)
     if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname:
-        raise ValueError(f"unsupported MQTT URL {url!r}: use mqtt://host:port or mqtts://host:port")
+        raise ValueError(
+            f"unsupported MQTT URL {broker_name(url)!r}: use mqtt://host:port or mqtts://host:port"
+        )
     return aiomqtt.Client(
         parts.hostname,
         parts.port or (8883 if parts.scheme == "mqtts" else 1883),
@@ -143,7 +151,7 @@ class MqttLobby:
                     async for message in client.messages:
                         self._deliver(str(message.topic), message.payload)
             except aiomqtt.MqttError as error:
-                log.info("lobby broker %s lost (%s); reconnecting", self.url, error)
+                log.info("lobby broker %s lost (%s); reconnecting", broker_name(self.url), error)
             finally:
                 self._client = None
                 self.connected.clear()

@@ -40,7 +40,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Protocol, Self
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import aiomqtt
 from paho.mqtt.packettypes import PacketTypes
@@ -90,7 +90,7 @@ class BrokerAddress:
     @classmethod
     def parse(cls, url: str) -> BrokerAddress:
         """Raise ``ValueError``, naming the URL, unless it is one."""
-        refusal = f"unsupported MQTT URL {url!r}: use mqtt://host:port or mqtts://host:port"
+        refusal = f"unsupported MQTT URL {shown_url(url)!r}: use mqtt://host:port or mqtts://host:port"
         parts = urlsplit(url)
         try:
             port = parts.port
@@ -106,6 +106,19 @@ class BrokerAddress:
             password=unquote(parts.password) if parts.password else None,
             tls=tls,
         )
+
+
+def shown_url(url: str) -> str:
+    """``url`` as it may be logged or printed: a password in it masked (as ``safe_url`` does for
+    databases)."""
+    parts = urlsplit(url)
+    try:
+        if parts.password is None:
+            return url
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:  # (a port that is not one: the URL is refused anyway, its password still hidden)
+        port = ""
+    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{parts.hostname}{port}"))
 
 
 # ------------------------------------------------------------------ topics
@@ -406,7 +419,8 @@ class MqttBus:
         broker = BrokerAddress.parse(url)
         if status_topic is not None:
             check_topic(status_topic)
-        self.url = url
+        self.url = shown_url(url)
+        """The broker's URL as logs show it (its password masked)."""
         self.client_id = client_id or f"plyarena-{uuid.uuid4().hex[:12]}"
         self.status_topic = status_topic
         self.stats = MqttStats()

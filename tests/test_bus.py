@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.waiting import wait_until
 
+from bots.lobby_feeds import broker_name
 from server.bus import (
     EventBus,
     InProcessBus,
@@ -364,3 +365,11 @@ async def test_publishes_wait_for_the_broker_in_a_bounded_queue(mqtt_url: str, b
         ]
         await alpha.close()
     await proxy.cut()
+
+
+def test_an_mqtt_password_never_reaches_a_log_line() -> None:
+    """The bus logs its broker's URL (connected, lost, unreachable); a fleet its lobby broker's."""
+    bus = MqttBus("mqtt://arena:S3cret@127.0.0.1:1883")
+    assert bus.url == "mqtt://arena:***@127.0.0.1:1883"
+    assert MqttBus("mqtts://broker.example").url == "mqtts://broker.example"
+    assert broker_name("mqtt://arena:S3cret@127.0.0.1:1883") == "mqtt://127.0.0.1:1883"

@@ -69,6 +69,19 @@ def test_top_level_help_lists_every_command(capsys: pytest.CaptureFixture[str]) 
             "argument --server: 'http://127.0.0.1:8765/ws' is not",
         ),
         (["bots", "--mqtt", "mqtt://broker:99999"], "argument --mqtt: unsupported MQTT URL"),
+        # A password in a refused URL is not shown.
+        (
+            ["serve", "--db", "mysql://a:S3cret@db/x"],
+            "argument --db: unsupported database URL mysql://a:***@db/x",
+        ),
+        (
+            ["serve", "--mqtt", "mqtt://a:S3cret@broker:0x"],
+            "argument --mqtt: unsupported MQTT URL 'mqtt://a:***@broker'",
+        ),
+        (
+            ["bots", "--mqtt", "http://a:S3cret@broker"],
+            "argument --mqtt: unsupported MQTT URL 'http://a:***@broker'",
+        ),
     ],
 )
 def test_bad_options_are_refused_in_one_line_before_anything_starts(
@@ -79,6 +92,7 @@ def test_bad_options_are_refused_in_one_line_before_anything_starts(
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert f"plyarena {argv[0]}: error: {refusal}" in err and "Traceback" not in err
+    assert "S3cret" not in err
 
 
 def test_a_bad_setting_in_the_environment_stops_serve_before_it_starts(

@@ -40,11 +40,11 @@ def async_url(url: str) -> URL:
     try:
         parsed = make_url(url)
     except ArgumentError as error:
-        raise ValueError(f"malformed database URL {url!r}: {error}") from None
+        raise ValueError(f"malformed database URL {safe_url(url)}: {error}") from None
     drivername = ASYNC_DRIVERS.get(parsed.drivername, parsed.drivername)
     if drivername not in SUPPORTED_DRIVERS:
         supported = ", ".join(sorted(SUPPORTED_DRIVERS))
-        raise ValueError(f"unsupported database URL {url!r}: use one of {supported}")
+        raise ValueError(f"unsupported database URL {safe_url(url)}: use one of {supported}")
     return parsed.set(drivername=drivername)
 
 
