@@ -321,6 +321,10 @@ class Server:
 
     async def _bot_status(self, connection: Connection, request: protocol.SetBotStatus) -> None:
         assert connection.player is not None
+        if not connection.player.is_bot:  # (shown to the asker as a fleet's word: not from people)
+            raise ProtocolError(
+                ErrorCode.NOT_ALLOWED, "only bot players (hello with bot: true) post notes on bot requests"
+            )
         reason = clean_text(request.reason, "reason", protocol.MAX_BOT_STATUS_LENGTH)
         live = await self.host.get(request.match_id)
         note = protocol.BotStatus(state=request.state, reason=reason, by=connection.player.name)

@@ -130,6 +130,8 @@ async def test_bot_status_notes_are_refused_unless_valid_and_for_an_open_bot_req
     assert arena.lobby.entries[asking].bot_status is None, "a refused note changes nothing"
     stranger = await connect(arena)
     assert (await stranger.request("bot.status", **note(asking)))["code"] == "hello_required"
+    posing = await connect.player(arena, "fleet-f2")  # a person, whatever the name says
+    assert (await posing.request("bot.status", **note(asking)))["code"] == "not_allowed"
 
 
 @pytest.fixture(scope="module")
@@ -187,7 +189,7 @@ async def test_lobby_entries_and_match_events_arrive_over_mqtt(
     instance = server.config.instance_id
     await mqtt.subscribe(f"plyarena/v1/lobby/{instance}/+", qos=1)
     alice = await connect.player(server, "Alice")
-    bob = await connect.player(server, "Bob")
+    bob = await connect.player(server, "Bob", bot=True)
     state = await alice.request("match.create", game="connect4", seat=0, bot={"level": 5, "style": "sharp"})
     match_id = state["match_id"]
     topic = f"plyarena/v1/lobby/{instance}/{match_id}"
