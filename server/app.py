@@ -300,6 +300,13 @@ class Server:
         options = protocol.MatchOptions(
             time_control=describe(control), visibility=request.visibility, bot=request.bot
         )
+        assert connection.player is not None
+        if self.host.open_count(connection.player.id) >= self.config.max_open_matches:
+            raise ProtocolError(
+                ErrorCode.NOT_ALLOWED,
+                f"you have {self.config.max_open_matches} matches waiting for an opponent: "
+                "wait for one to fill, or leave one (match.leave) to cancel it",
+            )
         seat = self.rng.choice((0, 1)) if request.seat == "random" else request.seat
         match = Match.open(new_id(), game, options, self.config.grace_s)
         await self.host.create(match, connection, seat, request.id)

@@ -55,6 +55,8 @@ class ServerConfig:
     """Requests per second a connection may sustain ..."""
     rate_burst: int = 40
     """... and how many it may send at once."""
+    max_open_matches: int = 10
+    """Matches a player may have open (waiting for an opponent) at once: more would only flood the lobby."""
     max_write_buffer_bytes: int = 4 * 1024 * 1024
     """A client that lets this much pile up unread is closed (code 1008) instead of growing memory."""
     allowed_origins: tuple[str, ...] | None = None

@@ -198,6 +198,11 @@ class MatchHost:
         self._expire_later(live)
         return live
 
+    def open_count(self, player_id: str) -> int:
+        """How many matches ``player_id`` has opened that wait for an opponent."""
+        seated = self._seated.get(player_id, {})
+        return sum(self.matches[match_id].match.status == OPEN for match_id in seated)
+
     def unfinished_of(self, player_id: str) -> list[str]:
         """Ids of the unfinished matches in which ``player_id`` holds a seat."""
         seated = self._seated.get(player_id, {})

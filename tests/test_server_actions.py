@@ -73,6 +73,23 @@ async def test_leaving_an_open_match_cancels_it_with_no_grace_period(arena: Serv
     assert seen == [("ended", None), ("presence", None)], "ended at once; gone from a match that is over"
 
 
+async def test_a_player_may_have_only_so_many_matches_waiting_for_an_opponent(
+    start_server: StartServer, connect: Connect
+) -> None:
+    """Else one client could fill the lobby for everyone: the cap counts open matches, not games."""
+    arena = await start_server(max_open_matches=2)
+    alice, bob = await pair(arena, connect)
+    first = (await alice.request("match.create", game="tictactoe"))["match_id"]
+    await alice.request("match.create", game="connect4", visibility="private")
+    refused = await alice.request("match.create", game="othello")
+    assert (refused["type"], refused["code"]) == ("error", "not_allowed")
+    assert "2 matches waiting for an opponent" in refused["message"]
+
+    await bob.request("match.join", match_id=first)  # a match that fills no longer counts
+    assert (await alice.request("match.create", game="othello"))["type"] == "match.state"
+    assert (await bob.request("match.create", game="othello"))["type"] == "match.state"  # a cap each
+
+
 async def test_a_spectator_who_joins_gets_the_state_and_not_the_events_it_holds(
     arena: Server, connect: Connect
 ) -> None:
