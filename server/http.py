@@ -255,6 +255,14 @@ def _bad_query(message: str) -> HttpError:
     return HttpError(http.HTTPStatus.BAD_REQUEST, ErrorCode.BAD_FIELD, message)
 
 
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+"""What a page of ours may load and who may frame it: only this server's own files and its WebSocket,
+no inline script, and no framing (the match page has resign and abort buttons to trick a click onto)."""
+
+
 def _response(status: http.HTTPStatus, body: bytes, content_type: str) -> Response:
     headers = Headers(
         [
@@ -262,6 +270,9 @@ def _response(status: http.HTTPStatus, body: bytes, content_type: str) -> Respon
             ("Content-Length", str(len(body))),
             ("Cache-Control", "no-store"),
             ("X-Content-Type-Options", "nosniff"),
+            ("Content-Security-Policy", CONTENT_SECURITY_POLICY),
+            ("X-Frame-Options", "DENY"),
+            ("Referrer-Policy", "same-origin"),
             ("Connection", "close"),
         ]
     )

@@ -45,6 +45,10 @@ async def get_json(server: Server, path: str, status: int = 200, token: str | No
 async def test_pages_health_and_games(arena: Server) -> None:
     status, headers, body = await http_get(arena, "/")
     assert status == 200 and headers["content-type"].startswith("text/html") and b"<html" in body.lower()
+    # Our own files and WebSocket only, no inline script, never in a frame (the buttons could be clickjacked).
+    policy = dict(part.strip().split(" ", 1) for part in headers["content-security-policy"].split(";"))
+    assert policy["script-src"] == policy["connect-src"] == "'self'" and policy["frame-ancestors"] == "'none'"
+    assert (headers["x-frame-options"], headers["x-content-type-options"]) == ("DENY", "nosniff")
     assert (await http_get(arena, "/../../etc/passwd"))[0] == 404
     assert (await get_json(arena, "/healthz"))["status"] == "ok"
     games = {game["name"]: game for game in (await get_json(arena, "/api/games"))["games"]}
