@@ -112,13 +112,10 @@ def shown_url(url: str) -> str:
     """``url`` as it may be logged or printed: a password in it masked (as ``safe_url`` does for
     databases)."""
     parts = urlsplit(url)
-    try:
-        if parts.password is None:
-            return url
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:  # (a port that is not one: the URL is refused anyway, its password still hidden)
-        port = ""
-    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{parts.hostname}{port}"))
+    if parts.password is None:
+        return url
+    address = parts.netloc.rpartition("@")[2]  # (host and port as written, an IPv6 one in brackets)
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{address}"))
 
 
 # ------------------------------------------------------------------ topics

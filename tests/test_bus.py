@@ -372,4 +372,5 @@ def test_an_mqtt_password_never_reaches_a_log_line() -> None:
     bus = MqttBus("mqtt://arena:S3cret@127.0.0.1:1883")
     assert bus.url == "mqtt://arena:***@127.0.0.1:1883"
     assert MqttBus("mqtts://broker.example").url == "mqtts://broker.example"
+    assert MqttBus("mqtt://:S3cret@[::1]:1883").url == "mqtt://:***@[::1]:1883"
     assert broker_name("mqtt://arena:S3cret@127.0.0.1:1883") == "mqtt://127.0.0.1:1883"

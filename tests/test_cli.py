@@ -76,7 +76,7 @@ def test_top_level_help_lists_every_command(capsys: pytest.CaptureFixture[str]) 
         ),
         (
             ["serve", "--mqtt", "mqtt://a:S3cret@broker:0x"],
-            "argument --mqtt: unsupported MQTT URL 'mqtt://a:***@broker'",
+            "argument --mqtt: unsupported MQTT URL 'mqtt://a:***@broker:0x'",
         ),
         (
             ["bots", "--mqtt", "http://a:S3cret@broker"],
