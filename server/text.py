@@ -10,14 +10,17 @@ status note) beside the board. Unicode lets text lie about itself:
 - zero-width and other format characters (U+200B-U+200F, U+2060, U+FEFF,
   U+061C, ...) are invisible, so two names that look alike differ, or a name
   looks empty;
-- control characters and line or paragraph separators break lines and logs.
+- control characters and line or paragraph separators break lines and logs;
+- combining marks stack: dozens on one letter ("Zalgo" text) draw over the lines
+  above and below it.
 
 Names are held to the strictest rule, since they stand for a player everywhere:
 normalised to NFC (so one name has one spelling), stripped, and made only of
 characters that are seen, or spaces. Chat keeps the format characters that real
 writing needs (the zero-width joiner of emoji sequences, the non-joiner of
 Persian, the direction marks of Arabic and Hebrew, none of which reaches past
-its neighbours) and refuses the bidi controls that do.
+its neighbours) and refuses the bidi controls that do. Both hold marks to
+:data:`MAX_STACKED_MARKS` on one character, counted the same way.
 """
 
 from __future__ import annotations
@@ -37,6 +40,19 @@ BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u206
 INVISIBLE_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
 """Hangul fillers: letters by category, blank on screen (the usual trick for a name that shows nothing)."""
 
+MAX_STACKED_MARKS = 4
+"""Combining marks allowed in a row, the limit UTS #39 (Unicode's security mechanisms) suggests: real
+writing needs at most 4 (Vietnamese 2, Tibetan stacks 3, Burmese and pointed Hebrew with cantillation
+4), Zalgo dozens. UAX #15's Stream-Safe Text Format allows 30, a bound for normalisers, not for a page.
+Counted in the canonical decomposition (NFD), so names (NFC) and chat (as sent) count alike: nonspacing
+and enclosing marks (Mn, Me) and anything else with a combining class. Not by class alone: Thai U+0E47,
+Tibetan subjoined letters and enclosing circles have class 0 and stack as high. A spacing mark (Mc)
+takes room like a letter, so starts a new stack; a format character or Hangul filler shows nothing, so
+neither counts nor ends one (else a zero-width joiner every 4 marks would let a tower through)."""
+
+_STACKING_CATEGORIES = frozenset({"Mn", "Me"})
+"""Nonspacing and enclosing marks: drawn over, under or around the character before them."""
+
 _REFUSED_IN_NAMES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 """Control, format (bidi, zero-width), surrogate, private-use, unassigned, line and paragraph separators."""
 _REFUSED_IN_LINES = frozenset({"Cc", "Cs", "Zl", "Zp"})
@@ -53,13 +69,15 @@ def clean_name(text: str, max_length: int) -> str:
                 ErrorCode.BAD_FIELD,
                 f"name contains {_describe(character)}, which does not show: names are visible characters",
             )
+    _refuse_stacked_marks(cleaned, "name")
     return cleaned
 
 
 def repaired_name(text: str, max_length: int) -> str | None:
     """What is left of a name stored before :func:`clean_name`'s rules: NFC, the characters that do not
     show dropped, stripped, cut to ``max_length``; ``None`` if nothing shows. For names that cannot be
-    refused any more, only mended (migration 0002)."""
+    refused any more, only mended (migration 0002). It keeps stacked marks as they were: the limit on
+    them came later, so a mended name may still stack more than :data:`MAX_STACKED_MARKS`."""
     shown = "".join(filter(_shows_in_name, unicodedata.normalize("NFC", text)))
     # Again: a dropped character may have kept an accent from its letter.
     shown = unicodedata.normalize("NFC", shown).strip(SPACES)
@@ -82,9 +100,26 @@ def clean_text(text: str, what: str, max_length: int) -> str:
             )
         if unicodedata.category(character) in _REFUSED_IN_LINES:
             raise ProtocolError(ErrorCode.BAD_FIELD, f"{what} contains control characters")
+    _refuse_stacked_marks(cleaned, what)
     if all(character.isspace() or unicodedata.category(character) == "Cf" for character in cleaned):
         raise ProtocolError(ErrorCode.BAD_FIELD, f"{what} shows nothing: it is only invisible characters")
     return cleaned
+
+
+def _refuse_stacked_marks(text: str, what: str) -> None:
+    """Raises ``bad_field`` if ``text`` stacks more than :data:`MAX_STACKED_MARKS` combining marks on
+    one character, which would draw over the lines around it."""
+    stacked = 0
+    for character in unicodedata.normalize("NFD", text):
+        if unicodedata.category(character) in _STACKING_CATEGORIES or unicodedata.combining(character):
+            stacked += 1
+            if stacked > MAX_STACKED_MARKS:
+                raise ProtocolError(
+                    ErrorCode.BAD_FIELD,
+                    f"{what} stacks more than {MAX_STACKED_MARKS} combining marks on one character",
+                )
+        elif unicodedata.category(character) != "Cf" and character not in INVISIBLE_LETTERS:
+            stacked = 0
 
 
 def _stripped(text: str, what: str, max_length: int) -> str:

@@ -1,7 +1,10 @@
 """Name and chat rules as pure functions: a mended name passes the rules, a name that passes is left alone,
-and only spaces are stripped from the ends."""
+only spaces are stripped from the ends, and marks may not stack into "Zalgo" text while real writing in
+any script passes."""
 
 from __future__ import annotations
+
+import unicodedata
 
 import pytest
 from hypothesis import given
@@ -9,14 +12,27 @@ from hypothesis import strategies as st
 
 from server.errors import ErrorCode, ProtocolError
 from server.protocol import MAX_CHAT_LENGTH, MAX_NAME_LENGTH
-from server.text import clean_name, clean_text, repaired_name
+from server.text import MAX_STACKED_MARKS, clean_name, clean_text, repaired_name
 
 # Any code point but surrogates, weighted towards the ones that do not show.
 TRICKY = st.sampled_from("\u200b\u200d\u202e\u2066\u3164\u115f\ufeff\u0301\n\t \u00a0")
 NAMES = st.lists(st.one_of(st.characters(blacklist_categories=("Cs",)), TRICKY), max_size=50).map("".join)
 
 
-@given(NAMES)
+def _combining_marks(text: str) -> int:
+    """All the marks in ``text`` that server/text.py counts, in a row or not."""
+    return sum(
+        unicodedata.category(character) in ("Mn", "Me") or unicodedata.combining(character) != 0
+        for character in unicodedata.normalize("NFD", text)
+    )
+
+
+# Mending keeps stacked marks as they were (migration 0002 predates their limit), so only a name with
+# too few marks to stack past it is sure to pass once mended.
+NAMES_THAT_CANNOT_STACK = NAMES.filter(lambda text: _combining_marks(text) <= MAX_STACKED_MARKS)
+
+
+@given(NAMES_THAT_CANNOT_STACK)
 def test_a_mended_name_passes_the_name_rules_as_it_is(text: str) -> None:
     mended = repaired_name(text, MAX_NAME_LENGTH)
     if mended is not None:
@@ -54,3 +70,126 @@ def test_a_control_character_or_line_break_at_an_end_is_refused_not_dropped(text
         with pytest.raises(ProtocolError) as refused:
             clean()
         assert refused.value.code == ErrorCode.BAD_FIELD
+
+
+@given(NAMES)
+def test_a_name_that_passes_is_a_chat_line_that_passes(text: str) -> None:
+    """Chat is not normalised but counts marks as names do, so a name said in chat is never refused."""
+    try:
+        cleaned = clean_name(text, MAX_NAME_LENGTH)
+    except ProtocolError:
+        return
+    assert clean_text(cleaned, "chat", MAX_CHAT_LENGTH) == cleaned
+
+
+# --------------------------------------------------------------------------- stacked marks
+
+ZALGO = "".join(letter + "\u0336\u0321\u030d\u0352\u0489" for letter in "Zalgo")  # 5 marks on each letter
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param(ZALGO, id="zalgo"),
+        pytest.param("tall e" + "\u0301\u0300\u0302\u0303\u0304", id="five-above"),
+        pytest.param("deep " + "x\u0316\u0317\u0318\u0319\u031c", id="five-below"),
+        # NFC writes the first "\u00e9" and four acutes, but five accents show: both spellings count five.
+        pytest.param("e" + "\u0301" * 5, id="five-decomposed"),
+        pytest.param("\u00e9" + "\u0301" * 4, id="five-with-a-composed-one"),
+        # Combining class 0, the reason marks are counted by category and not by class.
+        pytest.param("\u0e2a" + "\u0e47" * 12, id="thai-maitaikhu-tower"),
+        pytest.param("\u0f67\u0f90\u0fb5\u0fa8\u0fb3\u0fba\u0fbc\u0fbb\u0f82", id="tibetan-font-test-stack"),
+        pytest.param("ring" + "\u20dd" * 5, id="enclosing-circles"),
+    ],
+)
+def test_more_marks_on_one_character_than_the_limit_are_refused(text: str) -> None:
+    for what, clean in (
+        ("name", lambda: clean_name(text, MAX_NAME_LENGTH)),
+        ("chat", lambda: clean_text(text, "chat", MAX_CHAT_LENGTH)),
+    ):
+        with pytest.raises(ProtocolError) as refused:
+            clean()
+        assert refused.value.code == ErrorCode.BAD_FIELD
+        assert refused.value.message == (
+            f"{what} stacks more than {MAX_STACKED_MARKS} combining marks on one character"
+        )
+
+
+@pytest.mark.parametrize(
+    "hidden",
+    ["\u200d", "\u200c", "\u200b", "\u2060", "\u200e", "\u3164"],
+    ids=["zwj", "zwnj", "zwsp", "word-joiner", "lrm", "hangul-filler"],
+)
+def test_a_character_that_shows_nothing_does_not_start_a_new_stack(hidden: str) -> None:
+    """Chat allows these, and the marks after one still land on the letter before it: a joiner every
+    few marks must not let a tower through."""
+    text = "a" + "\u0301\u0300" + hidden + "\u0302\u0303\u0304"
+    with pytest.raises(ProtocolError) as refused:
+        clean_text(text, "chat", MAX_CHAT_LENGTH)
+    assert refused.value.code == ErrorCode.BAD_FIELD and "stacks" in refused.value.message
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("e" + "\u0301\u0300\u0302\u0303", id="at-the-limit"),
+        pytest.param(("x" + "\u0301\u0300\u0302\u0303") * 3, id="at-the-limit-on-each-letter"),
+        pytest.param("\u0301\u0300\u0302\u0303 \u0301\u0300\u0302\u0303", id="a-space-starts-a-new-stack"),
+        # Devanagari vowel sign I (Mc) takes room: the marks after it stack on it, not on the KA.
+        pytest.param("\u0915\u0951\u0952\u0953\u0954\u093f\u0901", id="a-spacing-mark-starts-a-new-stack"),
+    ],
+)
+def test_marks_up_to_the_limit_on_each_character_pass(text: str) -> None:
+    assert clean_name(text, MAX_NAME_LENGTH) == unicodedata.normalize("NFC", text)
+    assert clean_text(text, "chat", MAX_CHAT_LENGTH) == text
+
+
+REAL_NAMES = [
+    pytest.param("Nguy\u1ec5n Th\u1ecb Ph\u01b0\u01a1ng", id="vietnamese"),  # ễ is e + circumflex + tilde
+    pytest.param("\u1ecc\u0300\u1e63\u1ecd\u0301", id="yoruba"),  # Ọ̀ṣọ́: dot below and tone
+    pytest.param("\u1faf \u1fa2 \u0390", id="polytonic-greek"),  # ᾯ ᾢ ΐ: up to 3 marks decomposed
+    # וּמִשָּׁ֗ם ("and from there", Genesis 2:10): shin with qamats, dagesh, shin dot and revia, 4 marks.
+    pytest.param("\u05d5\u05bc\u05de\u05b4\u05e9\u05b8\u05bc\u05c1\u0597\u05dd", id="hebrew-cantillated"),
+    pytest.param("\u05e8\u05b8\u05d0\u05e9\u05b4\u05bd\u05c1\u05d9\u05dd", id="hebrew-meteg"),  # רָאשִֽׁים
+    pytest.param(
+        "\u0628\u0650\u0633\u0652\u0645\u0650 \u0671\u0644\u0644\u0651\u064e\u0670\u0647\u0650",
+        id="arabic-vowelled",
+    ),
+    pytest.param(
+        "\u0e20\u0e32\u0e29\u0e32\u0e44\u0e17\u0e22 \u0e17\u0e35\u0e48 \u0e1b\u0e39\u0e48 \u0e01\u0e47",
+        id="thai",
+    ),
+    pytest.param(
+        "\u0915\u094d\u0937\u0924\u094d\u0930\u093f\u092f \u0939\u093f\u0902\u0926\u0940", id="devanagari"
+    ),
+    # अ॒ग्निमी॑ळे, the first word of the Rigveda, with its accents.
+    pytest.param("\u0905\u0952\u0917\u094d\u0928\u093f\u092e\u0940\u0951\u0933\u0947", id="vedic-accents"),
+    pytest.param("\u0f56\u0f66\u0f92\u0fb2\u0f74\u0f56\u0f66", id="tibetan-stack"),  # བསྒྲུབས: 3 marks
+    pytest.param("\u0f67\u0f71\u0f74\u0f83 \u0f67\u0fb2\u0f71\u0f72\u0f7f", id="tibetan-sanskrit"),  # ཧཱུྃ ཧྲཱིཿ
+    pytest.param("\u101b\u1014\u103a\u1000\u102f\u1014\u103a\u1019\u103c\u102d\u102f\u1037", id="burmese"),
+    pytest.param("\u100a\u103e\u102d\u102f\u1037", id="burmese-four-marks"),  # ညှို့
+    pytest.param("\U0001f44d\U0001f3fd \u2764\ufe0f #\ufe0f\u20e3", id="emoji-modifier-selector-keycap"),
+]
+
+REAL_LINES = [
+    *REAL_NAMES,
+    pytest.param("\U0001f469\u200d\u2764\ufe0f\u200d\U0001f48b\u200d\U0001f468", id="emoji-zwj-kiss"),
+    pytest.param("\U0001f3f3\ufe0f\u200d\U0001f308 \U0001f9d1\U0001f3ff\u200d\U0001f680", id="emoji-zwj"),
+    pytest.param("\U0001f441\ufe0f\u200d\U0001f5e8\ufe0f", id="emoji-zwj-selectors"),
+    pytest.param(
+        "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f", id="emoji-tag-flag"
+    ),
+    pytest.param("\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645", id="persian-zwnj"),
+    pytest.param("\u0915\u094d\u200d\u0937", id="devanagari-zwj-half-form"),
+]
+
+
+@pytest.mark.parametrize("text", REAL_NAMES)
+def test_real_writing_in_a_name_passes(text: str) -> None:
+    assert clean_name(text, MAX_NAME_LENGTH) == unicodedata.normalize("NFC", text)
+
+
+@pytest.mark.parametrize("text", REAL_LINES)
+def test_real_writing_in_chat_passes_composed_or_decomposed(text: str) -> None:
+    for form in (text, unicodedata.normalize("NFC", text), unicodedata.normalize("NFD", text)):
+        assert clean_text(form, "chat", MAX_CHAT_LENGTH) == form
