@@ -66,12 +66,24 @@ class ServerConfig:
     """Events kept per match for clients that reconnect; older gaps get a full state."""
     finished_ttl_s: float = 600.0
     """How long a finished match stays in memory (for rematches and late watchers)."""
+    max_finished_in_memory: int = 2000
+    """... and how many may (the ones played here and the ones loaded for a ``match.watch``): beyond it the
+    least recently used that no player still follows goes first, kept in the store and loaded again when
+    asked for. Without it, watching every finished match id would hold them all. 2,000 is ten minutes of a
+    server ending three matches a second, some 100 MB at 50 kB a match (15 to 200 kB: tic-tac-toe to a
+    long checkers game, with its event log). The match just added always stays: 0 keeps only that one."""
     static_dir: Path = WEB_CLIENT_DIR
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= MAX_PORT:  # (uvloop would quietly listen on the port modulo 65536)
             raise ValueError(f"port {self.port} is not one: use 0 to {MAX_PORT} (0: any free one)")
         check_instance_id(self.instance_id)
+        for networks in (self.uncapped_networks, self.trusted_proxies, self.metrics_networks):
+            parse_networks(networks)
+        if self.max_connections_per_address < 0:
+            raise ValueError("max_connections_per_address must be 0 (no cap) or more")
+        if self.new_players_per_hour <= 0 or self.new_players_burst < 1:
+            raise ValueError("new players per hour and their burst must be positive")
 
     @property
     def http_url(self) -> str:

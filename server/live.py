@@ -17,8 +17,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import itertools
 import logging
 import secrets
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -91,6 +93,11 @@ class Intent(Protocol):
 Resend = tuple[int, str]
 """A move request's ply and move text: what a resend of a move must repeat."""
 TICK_RETRY_S = 1.0
+EXPIRY_RETRY_S = 1.0
+"""How long the end of a finished match's time in memory is put off while a request acts on it."""
+EVICTION_SCAN = 16
+"""How many of the least recently used finished matches are looked at for one to forget: a bound on the
+work of making room, even when every one has a player still there (see :meth:`MatchHost._least_needed`)."""
 
 
 def new_id() -> str:
@@ -143,6 +150,13 @@ class LiveMatch:
     def has_connection_of(self, player_id: str) -> bool:
         return any(watcher.player_id == player_id for watcher in self.watchers)
 
+    @property
+    def in_use(self) -> bool:
+        """Whether a request holds the lock or waits for it. Forgetting the match then would leave that
+        request acting on a copy no one follows (a rematch it starts would reach neither player). The
+        waiters count too: from a release until the next holder wakes up, the lock is free."""
+        return self.lock.locked() or bool(self.lock._waiters)
+
 
 class MatchHost:
     """Every match this instance hosts, and the one path by which their state changes."""
@@ -168,6 +182,9 @@ class MatchHost:
         self._seated: dict[str, dict[str, None]] = {}
         """For each player, the ids of the matches in memory where they hold a seat, in the order they
         took them: a returning player's matches are found without a pass over every match."""
+        self._finished: OrderedDict[str, LiveMatch] = OrderedDict()
+        """The finished matches in memory, least recently used first: at most
+        ``config.max_finished_in_memory`` of them (and any a request was acting on when room was made)."""
         self._tasks: set[asyncio.Task[None]] = set()
         metrics.match_counts = self.counts
 
@@ -182,6 +199,8 @@ class MatchHost:
         """The match ``match_id``: in memory, or a finished one loaded from the store to be shown."""
         live = self.matches.get(match_id)
         if live is not None:
+            if live.expiry is not None:
+                self._touch(live)
             return live
         record = await self.store.get_match(match_id)
         if match_id in self.matches:  # loaded meanwhile by another request
@@ -195,7 +214,7 @@ class MatchHost:
         live = self._adopt(record, self._game(record))
         if live is None:
             raise ProtocolError(ErrorCode.NOT_FOUND, f"match {match_id!r} cannot be replayed")
-        self._expire_later(live)
+        self._keep_finished(live)
         return live
 
     def open_count(self, player_id: str) -> int:
@@ -371,6 +390,8 @@ class MatchHost:
         is found stored now, the reply is that move's ``moved``, the answer the first request never got.
         """
         live = self.matches.get(match_id) or await self.get(match_id)
+        if live.expiry is not None:  # (over: a rematch offer or a word after the game)
+            self._touch(live)
         # The lock taken and let go by hand: ``async with`` would make two more coroutines a request
         # (the lock's ``__aenter__`` and ``__aexit__``), and keep one more object alive while the
         # request waits for its commit.
@@ -524,7 +545,7 @@ class MatchHost:
             self._show_in_lobby(live)
         if live.match.is_over and not before.is_over:
             self.metrics.matches_finished_total += 1
-            self._expire_later(live)
+            self._keep_finished(live)
         self._schedule(live)
 
     def _rows(self, live: LiveMatch, effect: Effect, at: datetime) -> Write:
@@ -727,12 +748,68 @@ class MatchHost:
         except Exception:
             log.exception("match %s: deciding on time failed", live.id)
 
+    def _keep_finished(self, live: LiveMatch) -> None:
+        """Hold a match that is over (ended here, or loaded to be shown) for ``finished_ttl_s``, and within
+        ``max_finished_in_memory``: beyond it, the least needed of the others is forgotten (see
+        :meth:`_least_needed`), never ``live`` itself, which its caller is about to use."""
+        self._expire_later(live)
+        self._finished[live.id] = live
+        self._finished.move_to_end(live.id)
+        while len(self._finished) > self.config.max_finished_in_memory:
+            victim = self._least_needed(live)
+            if victim is None:
+                break  # all being acted on: the next match to be kept makes room again
+            self._forget(victim)
+            self.metrics.finished_matches_evicted_total += 1
+        self.metrics.finished_matches = len(self._finished)
+
+    def _touch(self, live: LiveMatch) -> None:
+        """A request for a finished match: in use, so the last to be forgotten to make room."""
+        if self._finished.get(live.id) is live:
+            self._finished.move_to_end(live.id)
+
+    def _least_needed(self, keep: LiveMatch) -> LiveMatch | None:
+        """The finished match to forget to make room, ``keep`` aside: of the :data:`EVICTION_SCAN` least
+        recently used, the first that no request acts on and no player still follows; else the first
+        that no request acts on; else none.
+
+        Each one passed over counts as used (it moves to the end), so the next look starts further on:
+        a post-game room that its players are still in (a rematch to offer, a word to say) outlasts a
+        flood of matches loaded for watchers, and a request's match is never taken from under it.
+        """
+        fallback = None
+        for live in list(itertools.islice(self._finished.values(), EVICTION_SCAN)):
+            if live is keep:
+                continue
+            in_use = live.in_use
+            if not in_use and not any(live.match.connected):
+                return live
+            self._finished.move_to_end(live.id)
+            if fallback is None and not in_use:
+                fallback = live
+        return fallback
+
     def _expire_later(self, live: LiveMatch) -> None:
         if live.expiry is None:
             live.expiry = self._loop.call_later(self.config.finished_ttl_s, self._expire, live)
 
     def _expire(self, live: LiveMatch) -> None:
-        """Forget a finished match; it stays in the store for replays."""
+        """A finished match's time in memory is up: forget it, or a moment later if a request acts on it."""
+        if live.in_use:
+            live.expiry = self._loop.call_later(EXPIRY_RETRY_S, self._expire, live)
+            return
+        self._forget(live)
+
+    def _forget(self, live: LiveMatch) -> None:
+        """Forget a finished match (its time is up, or its room is needed); it stays in the store for
+        replays, and is loaded again when asked for."""
+        for handle in (live.expiry, live.timer):
+            if handle is not None:
+                handle.cancel()  # (a forgotten match's timer would hold it in memory until it fired)
+        live.expiry = live.timer = None
+        if self._finished.get(live.id) is live:
+            del self._finished[live.id]
+            self.metrics.finished_matches = len(self._finished)
         if self.matches.get(live.id) is live:
             del self.matches[live.id]
             for player in live.match.seats:

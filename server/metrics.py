@@ -43,6 +43,9 @@ class Metrics:
     them up to date on every change would cost a pass over every match each time one starts or ends."""
     moves_total: int = 0
     matches_finished_total: int = 0
+    finished_matches: int = 0
+    """Finished matches held in memory (for rematches, post-game chat and late watchers)."""
+    finished_matches_evicted_total: int = 0
     requests_total: int = 0
     errors_total: Counter[str] = field(default_factory=Counter)
     bus_dropped_total: int = 0
@@ -93,6 +96,18 @@ class Metrics:
             "counter",
             "Matches that ended (finished or aborted).",
             [("", self.matches_finished_total)],
+        )
+        metric(
+            "plyarena_finished_matches",
+            "gauge",
+            "Matches that are over, held in memory for rematches, post-game chat and late watchers.",
+            [("", self.finished_matches)],
+        )
+        metric(
+            "plyarena_finished_matches_evicted_total",
+            "counter",
+            "Matches that are over, forgotten before their time to stay within max_finished_in_memory.",
+            [("", self.finished_matches_evicted_total)],
         )
         metric("plyarena_requests_total", "counter", "Client requests received.", [("", self.requests_total)])
         metric(

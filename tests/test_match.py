@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from games import get_game
 from server import protocol
 from server.errors import ErrorCode, ProtocolError
+from server.live import LiveMatch
 from server.match import (
     CHAT_KEPT,
     CreateRematch,
@@ -457,3 +459,19 @@ def test_event_log_returns_exactly_what_was_missed_or_admits_it_cannot() -> None
     assert log.since("L", match.seq - 5) is None, "fell out of the log"
     assert log.since("other", match.seq) is None, "another log's numbers mean nothing here"
     assert log.since("L", match.seq + 1) is None, "from the future"
+
+
+async def test_a_match_is_in_use_while_a_request_holds_its_lock_or_waits_for_it() -> None:
+    """What keeps a finished match from being forgotten under a request: the lock's holder, and a waiter
+    it was handed to but that has not woken yet (the lock is free meanwhile)."""
+    live = LiveMatch(live_match(), EventLog(id="L", capacity=4), datetime.now(UTC))
+    assert not live.in_use
+    await live.lock.acquire()
+    assert live.in_use
+    waiter = asyncio.create_task(live.lock.acquire())
+    await asyncio.sleep(0)  # (one turn of the loop: the waiter queues up)
+    live.lock.release()
+    assert not live.lock.locked() and live.in_use, "handed over, not taken yet"
+    await waiter
+    live.lock.release()
+    assert not live.in_use

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 
+import pytest
 from support.client import ArenaClient
 from support.fixtures import Connect, StartServer
 from support.play import open_match, play_moves
 
 from server.app import Server
+from server.storage import Store
+from server.storage.writes import Write
 
 
 async def pair(arena: Server, connect: Connect) -> tuple[ArenaClient, ArenaClient]:
@@ -146,6 +150,150 @@ async def test_a_match_has_one_rematch_even_once_the_server_has_forgotten_it(
     )
     record = await arena.store.get_match(match_id)
     assert record is not None and record.rematch_id == new_id
+
+
+def finished_in_memory(arena: Server) -> set[str]:
+    return {match_id for match_id, live in arena.host.matches.items() if live.match.is_over}
+
+
+async def finished_and_left(arena: Server, connect: Connect, count: int) -> list[tuple[str, list[str]]]:
+    """``count`` tic-tac-toe matches that seat 1 resigned after one to three moves, each left by both
+    players: their ids and moves."""
+    ann, ben = await connect.player(arena, "Ann"), await connect.player(arena, "Ben")
+    played = []
+    for index in range(count):
+        match_id = (await open_match(ann, ben, "tictactoe"))["match_id"]
+        moves = ["a1", "b2", "c3"][: index % 3 + 1]
+        await play_moves("tictactoe", (ann, ben), match_id, moves)
+        assert (await ben.request("resign", match_id=match_id))["type"] == "ended"
+        for client in (ann, ben):
+            assert (await client.request("match.leave", match_id=match_id))["type"] == "ok"
+        played.append((match_id, moves))
+    return played
+
+
+async def test_watching_more_finished_matches_than_the_cap_holds_the_cap_and_reloads_the_rest(
+    start_server: StartServer, connect: Connect
+) -> None:
+    """Any client may watch any finished match, loaded from the store if need be: ``max_finished_in_memory``
+    of them stay in memory, the most recently used, and a forgotten one is loaded again as it was."""
+    arena = await start_server(max_finished_in_memory=2)
+    played = await finished_and_left(arena, connect, 4)
+    assert finished_in_memory(arena) == {played[2][0], played[3][0]}, "the first two made room for them"
+    spectator = await connect.player(arena, "Sam")
+    for match_id, moves in played + played:  # each one forgotten, then watched again
+        state = await spectator.request("match.watch", match_id=match_id)
+        assert (state["type"], state["status"], state["moves"], state["result"], state["rematch_id"]) == (
+            "match.state",
+            "finished",
+            moves,
+            {"status": "finished", "winner": 0, "reason": "seat 1 resigned"},
+            None,
+        )
+        assert [seat["name"] for seat in state["seats"]] == ["Ann", "Ben"]
+        held = finished_in_memory(arena)
+        assert match_id in held and len(held) == 2
+    assert (arena.host.metrics.finished_matches, arena.host.metrics.finished_matches_evicted_total) == (2, 10)
+    assert "plyarena_finished_matches 2\n" in arena.host.metrics.render(None)
+
+
+async def test_a_flood_of_watched_finished_matches_never_forgets_a_live_or_an_open_match(
+    start_server: StartServer, connect: Connect
+) -> None:
+    arena = await start_server(max_finished_in_memory=1)
+    played = await finished_and_left(arena, connect, 3)
+    alice, bob = await pair(arena, connect)
+    live_id = (await open_match(alice, bob, "connect4"))["match_id"]
+    await play_moves("connect4", (alice, bob), live_id, ["4"])
+    open_id = (await alice.request("match.create", game="othello"))["match_id"]
+    spectator = await connect.player(arena, "Sam")
+    for match_id, _ in played + played:
+        assert (await spectator.request("match.watch", match_id=match_id))["status"] == "finished"
+        assert len(finished_in_memory(arena)) == 1
+    assert {live_id, open_id} <= arena.host.matches.keys()
+    assert arena.host.counts() == {"open_matches": 1, "live_matches": 1}
+    await play_moves("connect4", (alice, bob), live_id, ["4", "3"], played=("4",))
+    assert (await alice.expect(type_="moved", match_id=live_id, ply=1))["move"] == "4"
+
+
+async def test_a_post_game_room_outlasts_a_flood_of_watched_finished_matches(
+    start_server: StartServer, connect: Connect
+) -> None:
+    """Finished matches that no player follows any more go first: the players still in the one they
+    just finished hear each other's words and rematch offer, and the rematch starts for both."""
+    arena = await start_server(max_finished_in_memory=2)
+    played = await finished_and_left(arena, connect, 3)
+    alice, bob = await pair(arena, connect)
+    match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
+    await alice.request("resign", match_id=match_id)
+    await bob.expect(type_="ended", match_id=match_id)
+    spectator = await connect.player(arena, "Sam")
+    for old_id, _ in played:
+        await spectator.request("match.watch", match_id=old_id)
+    assert finished_in_memory(arena) == {match_id, played[-1][0]}
+
+    said = await bob.request("chat", match_id=match_id, text="gg, again?")
+    assert (await alice.expect(type_="chat", match_id=match_id))["seq"] == said["seq"]
+    assert (await alice.request("rematch.offer", match_id=match_id))["type"] == "rematch.offered"
+    await bob.expect(type_="rematch.offered", match_id=match_id)
+    new_id = (await bob.request("rematch.accept", match_id=match_id))["new_match_id"]
+    await alice.expect(type_="rematch.started", match_id=match_id)
+    for client, seat in ((alice, 1), (bob, 0)):
+        state = await client.expect(type_="match.state", match_id=new_id)
+        assert (state["status"], state["you"]) == ("live", seat)
+
+
+def hold_the_next_commit(monkeypatch: pytest.MonkeyPatch) -> tuple[asyncio.Event, asyncio.Event]:
+    """Make the next commit wait until the second event is set; the first is set once it waits. Later
+    commits go through."""
+    original = Store.commit
+    waiting, go_on = asyncio.Event(), asyncio.Event()
+
+    def commit(store: Store, *rows: Write) -> Awaitable[None]:
+        monkeypatch.setattr(Store, "commit", original)
+        waiting.set()
+
+        async def held() -> None:
+            await go_on.wait()
+            await original(store, *rows)
+
+        return asyncio.ensure_future(held())
+
+    monkeypatch.setattr(Store, "commit", commit)
+    return waiting, go_on
+
+
+async def test_a_finished_match_is_not_forgotten_while_a_request_acts_on_it(
+    start_server: StartServer, connect: Connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rematch accepted while the cap needs room: the match stays until its rematch is stored and
+    both players have it (forgotten under the request, it would start for no one), and the cap is met
+    again by the next match to end."""
+    arena = await start_server(max_finished_in_memory=1)
+    [(old_id, _)] = await finished_and_left(arena, connect, 1)
+    alice, bob = await pair(arena, connect)
+    spectator = await connect.player(arena, "Sam")
+    match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
+    await alice.request("resign", match_id=match_id)
+    await alice.request("rematch.offer", match_id=match_id)
+    await bob.expect(type_="rematch.offered", match_id=match_id)
+    assert finished_in_memory(arena) == {match_id}
+
+    committing, go_on = hold_the_next_commit(monkeypatch)
+    accepting = asyncio.create_task(bob.request("rematch.accept", match_id=match_id))
+    try:
+        await committing.wait()  # the rematch is being stored, under the match's lock
+        assert (await spectator.request("match.watch", match_id=old_id))["status"] == "finished"
+        assert finished_in_memory(arena) == {match_id, old_id}, "over the cap rather than under the request"
+    finally:
+        go_on.set()  # (else the request, and the server's shutdown, would wait for ever)
+    new_id = (await accepting)["new_match_id"]
+    await alice.expect(type_="rematch.started", match_id=match_id)
+    for client in (alice, bob):
+        assert (await client.expect(type_="match.state", match_id=new_id))["status"] == "live"
+
+    await alice.request("resign", match_id=new_id)
+    assert finished_in_memory(arena) == {new_id}
 
 
 async def test_a_rematch_agreed_during_play_starts_as_the_last_move_lands(
