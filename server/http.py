@@ -90,7 +90,9 @@ class HttpFront:
                 {"error": {"code": ErrorCode.NOT_ALLOWED, "message": message}}, http.HTTPStatus.FORBIDDEN
             )
         try:
-            return await self._route(url.path, parse_qs(url.query), request.headers)
+            # Blank values kept: ``?limit=`` is present, and refused, not taken for an absent limit.
+            query = parse_qs(url.query, keep_blank_values=True)
+            return await self._route(url.path, query, request.headers)
         except HttpError as error:
             return _json_response({"error": {"code": error.code, "message": error.message}}, error.status)
         except StorageError as error:
@@ -165,15 +167,24 @@ class HttpFront:
         """Public matches, and the private ones ``viewer`` (the bearer's player) holds a seat in."""
 
         def one(name: str) -> str | None:
+            """The parameter's last value, ``None`` if absent. A blank one is refused, not taken as absent:
+            it is a mistake (an empty field, an unfilled template), and a blank ``before`` read as none
+            would page back to the first page, forever."""
             values = query.get(name)
-            return values[-1] if values else None
+            if not values:
+                return None
+            if not values[-1].strip():
+                raise _bad_query(f"{name} is blank: give it a value, or leave it out")
+            return values[-1]
 
         game, status, player, before = one("game"), one("status"), one("player"), one("before")
         if game is not None and game not in GAMES:
             raise _bad_query(f"unknown game {game!r}; known games: {', '.join(sorted(GAMES))}")
         if status is not None and status not in MATCH_STATUSES:
             raise _bad_query(f"unknown status {status!r}; use one of {', '.join(MATCH_STATUSES)}")
-        limit_text = one("limit") or str(DEFAULT_PAGE_SIZE)
+        limit_text = one("limit")
+        if limit_text is None:
+            limit_text = str(DEFAULT_PAGE_SIZE)
         # ASCII digits only, and few of them: int() also reads other scripts' digits and refuses long text.
         if not re.fullmatch("[0-9]{1,9}", limit_text) or not 1 <= int(limit_text) <= MAX_LIST_LIMIT:
             raise _bad_query(f"limit must be a whole number from 1 to {MAX_LIST_LIMIT}, not {limit_text!r}")

@@ -143,6 +143,18 @@ async def test_match_list_filters_and_pages(arena: Server, connect: Connect) -> 
     assert (await get_json(arena, "/api/matches/nope", status=404))["error"]["code"] == "not_found"
 
 
+async def test_a_blank_query_parameter_is_refused_and_an_absent_one_is_not(arena: Server) -> None:
+    """``?limit=`` is a form field left empty or a template not filled in, not a request for the default;
+    a blank ``before`` taken as absent would turn "no next page" into the first page again, a loop."""
+    for name in ("limit", "game", "status", "player", "before"):
+        for blank in (f"{name}=", f"{name}=%20", name, f"limit=5&{name}="):
+            refused = await get_json(arena, f"/api/matches?{blank}", status=400)
+            assert refused["error"]["code"] == "bad_field", blank
+            assert refused["error"]["message"].startswith(f"{name} "), (blank, refused)
+    assert isinstance((await get_json(arena, "/api/matches"))["matches"], list)
+    assert len((await get_json(arena, "/api/matches?&&limit=1"))["matches"]) <= 1, "an empty field is none"
+
+
 async def test_private_matches_are_listed_only_to_their_players(arena: Server, connect: Connect) -> None:
     alice = await connect.player(arena, "Alice")
     bob = await connect.player(arena, "Bob")
