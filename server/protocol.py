@@ -13,6 +13,7 @@ the whole frame strictly (unknown fields refused, sizes capped).
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Literal, TypeAlias
 
 import msgspec
@@ -513,7 +514,8 @@ def decode_request(frame: bytes | str, max_bytes: int, *, binary: bool = False) 
     except msgspec.ValidationError as error:
         raise UndecodableRequest(ErrorCode.BAD_FIELD, str(error), peek_request_id(data, len(data))) from None
     except _UNREADABLE as error:
-        raise UndecodableRequest(ErrorCode.BAD_JSON, f"not a JSON object: {error}", None) from None
+        message = f"not a JSON object: {error}"
+        raise UndecodableRequest(ErrorCode.BAD_JSON, message, peek_request_id(data, len(data))) from None
     decoder = _request_decoders.get(envelope.type)
     if decoder is None:
         known = ", ".join(sorted(REQUEST_TYPES))
@@ -531,13 +533,39 @@ def decode_request(frame: bytes | str, max_bytes: int, *, binary: bool = False) 
 
 
 def peek_request_id(frame: bytes | str, max_bytes: int) -> RequestId:
-    """The ``id`` of a request that will not be decoded (e.g. rate-limited), if it is easy to read."""
+    """The ``id`` of a request that will not be decoded (e.g. rate-limited), if it is easy to read; also
+    from a frame that is a whole JSON object with more after it (``{...} xyz``), which msgspec, reading
+    whole documents only, refuses outright."""
     if len(frame) > max_bytes:
         return None
     try:
         return _id_decoder.decode(frame).id
+    except msgspec.ValidationError:  # read, but its id (if any) is not one to echo
+        return None
+    except _UNREADABLE:
+        leading = _leading_value(frame)
+    if leading is None:
+        return None
+    try:
+        return _id_decoder.decode(leading).id
     except (msgspec.MsgspecError, *_UNREADABLE):
         return None
+
+
+_prefix_decoder = json.JSONDecoder()
+"""For :func:`_leading_value`: the standard library reads a JSON value at the start of a longer text,
+msgspec cannot. Only frames already found unreadable come here, never a valid request."""
+
+
+def _leading_value(frame: bytes | str) -> str | None:
+    """The text of the whole JSON value ``frame`` opens with, if it opens with one."""
+    try:
+        text = frame.decode() if isinstance(frame, bytes) else frame
+        start = len(text) - len(text.lstrip(" \t\r\n"))  # JSON's whitespace only
+        _, end = _prefix_decoder.raw_decode(text, start)
+    except (ValueError, RecursionError):  # (not UTF-8, not JSON, nested too deep)
+        return None
+    return text[start:end]
 
 
 def encode(message: ServerMessage | LobbyEntry) -> bytes:

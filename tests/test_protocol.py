@@ -98,6 +98,32 @@ def test_bad_requests_are_refused_with_a_code_and_their_id_when_readable(
     assert error.message
 
 
+@pytest.mark.parametrize(
+    ("frame", "request_id"),
+    [
+        (b'{"type":"lobby.list","id":7} xyz', 7),
+        (b' \n{"type": "lobby.subscribe", "id": "r1"}}', "r1"),
+        (b'{"type": "hello", "id": 8, "name": "A"} {"type": "hello", "id": 9}', 8),
+        ('{"type": "hello", "id": 8, "name": "Zoë"},', 8),
+        (b'{"type": "lobby.subscribe", "id": 7 xyz}', None),  # garbage inside the object: not read
+        (b'{"id": 7, "x": ' + b"[" * 3000 + b"]" * 3000 + b"} xyz", None),
+    ],
+)
+def test_a_request_with_trailing_garbage_is_bad_json_that_keeps_its_id(
+    frame: bytes | str, request_id: object
+) -> None:
+    """The frame is not JSON, yet it opens with a whole object: its id can be read and echoed."""
+    with pytest.raises(UndecodableRequest) as error:
+        decode_request(frame, LIMIT * 2)
+    assert (error.value.code, error.value.request_id) == (ErrorCode.BAD_JSON, request_id)
+    assert protocol.peek_request_id(frame, LIMIT * 2) == request_id  # (a rate-limited frame's id, too)
+
+
+def test_an_id_that_cannot_be_echoed_is_not_peeked_even_before_trailing_garbage() -> None:
+    for frame in (b'{"id": true} xyz', b'{"id": 1.5} xyz', b'{"id": "' + b"i" * 65 + b'"} xyz', b"[7] xyz"):
+        assert protocol.peek_request_id(frame, LIMIT) is None, frame
+
+
 def test_a_frame_over_the_limit_is_refused_before_decoding_yet_keeps_its_id() -> None:
     error = refusal({"type": "chat", "id": 9, "match_id": "m", "text": "x" * 5000})
     assert (error.code, error.request_id) == (ErrorCode.FRAME_TOO_LARGE, 9)
