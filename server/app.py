@@ -389,6 +389,7 @@ async def running_server(config: ServerConfig, **server_options: Any) -> AsyncIt
     cannot be listened on.
     """
     url = database_url(config.db_url)
+    await _check_port(config)  # first: a port in use is said before the database is opened or migrated
     try:
         store = await Store.open(url, migrate=True)
     except DatabaseOpenError as error:
@@ -412,8 +413,7 @@ async def running_server(config: ServerConfig, **server_options: Any) -> AsyncIt
                 await server.start()
             except OSError as error:
                 await server.close()
-                where = f"{config.host}:{config.port}"
-                raise ServerStartError(f"cannot listen on {where}: {error.strerror or error}") from error
+                raise _cannot_listen(config, error) from error
             try:
                 yield server
             finally:
@@ -422,3 +422,24 @@ async def running_server(config: ServerConfig, **server_options: Any) -> AsyncIt
             await bus.close()
     finally:
         await store.close()
+
+
+async def _check_port(config: ServerConfig) -> None:
+    """Raise :class:`ServerStartError` if ``config``'s port cannot be listened on (taken, privileged, an
+    unknown host): bound as :meth:`Server.start` binds it (the loop's ``create_server``, not listening),
+    then let go at once. Not a reservation: a port taken after this fails :meth:`Server.start` with the
+    same error, only later."""
+    if config.port == 0:
+        return  # any free port: none to find taken
+    try:
+        probe = await asyncio.get_running_loop().create_server(
+            asyncio.Protocol, config.host, config.port, start_serving=False
+        )
+    except OSError as error:
+        raise _cannot_listen(config, error) from error
+    probe.close()
+    await probe.wait_closed()
+
+
+def _cannot_listen(config: ServerConfig, error: OSError) -> ServerStartError:
+    return ServerStartError(f"cannot listen on {config.host}:{config.port}: {error.strerror or error}")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import socket
+import subprocess
 import sys
 import urllib.request
 from pathlib import Path
@@ -28,6 +30,23 @@ async def test_run_serves_with_sqlite_in_the_working_directory_and_prints_the_ur
     finally:
         process.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(process.wait(), 30) == 0, "SIGTERM shuts the server down cleanly"
+
+
+def test_serve_finds_its_port_taken_before_it_touches_the_database(tmp_path: Path) -> None:
+    """A port in use is said in one line, and found first: no database file created, no migration run."""
+    database = tmp_path / "arena.sqlite3"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "plyarena", "serve", "--port", str(port), "--db", f"sqlite+aiosqlite:///{database}"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.startswith(f"plyarena serve: error: cannot listen on 127.0.0.1:{port}: "), done.stderr
+    assert "address already in use" in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert sorted(path.name for path in tmp_path.iterdir()) == [], "the migrations did not run"
 
 
 def _get_json(url: str) -> dict[str, object]:
