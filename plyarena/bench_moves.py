@@ -86,7 +86,7 @@ class _KeptFrames(Connection):
     __slots__ = ("frames",)
 
     def __init__(self) -> None:
-        super().__init__(None, TokenBucket(rate=1e9, burst=10**9), max_buffer=1 << 30)  # type: ignore[arg-type]
+        super().__init__(None, TokenBucket(rate=1e9, burst=10**9), max_buffer=1 << 30, address=None)  # type: ignore[arg-type]
         self.frames: list[bytes] = []
 
     def push(self, data: bytes) -> None:

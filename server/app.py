@@ -25,9 +25,11 @@ from urllib.parse import urlsplit
 from websockets.asyncio.server import Server as WebSocketServer
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
+from websockets.frames import CloseCode
 
 from games import GAMES
 from server import protocol
+from server.addresses import AddressQuota, parse_networks
 from server.bot_catalog import BotCatalog
 from server.bus import EventBus, bus_from_url
 from server.clock import TimeControl, describe
@@ -78,8 +80,22 @@ class Server:
         self.lobby = Lobby(config.instance_id, self.outbox.put)
         self.host = MatchHost(config, store, self.lobby, self.outbox, self.metrics, now, lambda: self.ws_url)
         self.bot_catalog = BotCatalog()
+        self.quota = AddressQuota(
+            config.max_connections_per_address,
+            config.new_players_per_hour,
+            config.new_players_burst,
+            uncapped=parse_networks(config.uncapped_networks),
+            trusted_proxies=parse_networks(config.trusted_proxies),
+        )
         self.http = HttpFront(
-            store, self.metrics, config.instance_id, config.static_dir, self.host.counts, self.bot_catalog
+            store,
+            self.metrics,
+            config.instance_id,
+            config.static_dir,
+            self.host.counts,
+            self.bot_catalog,
+            self.quota,
+            parse_networks(config.metrics_networks),
         )
         self._websockets: WebSocketServer | None = None
         self._lobby_task: asyncio.Task[None] | None = None
@@ -187,10 +203,17 @@ class Server:
     # ----------------------------------------------------------------- connections
 
     async def _serve_connection(self, websocket: ServerConnection) -> None:
+        assert websocket.request is not None  # (the handshake is done)
+        address = self.quota.client_of(websocket.remote_address, websocket.request.headers)
+        if not self.quota.connected(address):  # (handshakes at once may all have passed the HTTP check)
+            self.metrics.connections_refused_total += 1
+            await websocket.close(CloseCode.TRY_AGAIN_LATER, "too many connections from your address")
+            return
         connection = Connection(
             websocket,
             TokenBucket(self.config.rate_per_s, self.config.rate_burst),
             self.config.max_write_buffer_bytes,
+            address,
         )
         self.metrics.connections += 1
         self.metrics.connections_total += 1
@@ -203,6 +226,7 @@ class Server:
             pass
         finally:
             self.metrics.connections -= 1
+            self.quota.disconnected(address)
             self.lobby.subscribers.discard(connection)
             await self.host.disconnected(connection)
 
@@ -259,6 +283,12 @@ class Server:
                 raise ProtocolError(ErrorCode.BAD_TOKEN, "that token belongs to no player here")
         elif request.name is not None:
             name = clean_name(request.name, protocol.MAX_NAME_LENGTH)
+            if not self.quota.may_create_player(connection.address, self.now()):
+                raise ProtocolError(
+                    ErrorCode.RATE_LIMITED,
+                    f"your address made {self.config.new_players_burst} new players lately, the most it may "
+                    "at once: come back as one of them (hello with its token), or try again later",
+                )
             token = new_token()
             player = await self.store.create_player(name, hash_token(token), is_bot=request.bot)
         else:

@@ -7,9 +7,12 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from server.addresses import LOOPBACK_NETWORKS, PRIVATE_NETWORKS, parse_networks
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 MAX_PORT = 65_535
+MAX_CONNECTIONS_PER_ADDRESS = 100
 WEB_CLIENT_DIR = Path(__file__).resolve().parent.parent / "clients" / "web"
 
 
@@ -57,6 +60,22 @@ class ServerConfig:
     """... and how many it may send at once."""
     max_open_matches: int = 10
     """Matches a player may have open (waiting for an opponent) at once: more would only flood the lobby."""
+    max_connections_per_address: int = MAX_CONNECTIONS_PER_ADDRESS
+    """Connections one client address (an IPv6 one by its /64) may hold at once; 0: no cap. Without it the
+    rate limit above is no limit: a client opens another connection. A household or an office behind one
+    address holds a few; see :attr:`uncapped_networks` for fleets and proxies."""
+    new_players_per_hour: float = 120.0
+    """Players one address may make (``hello`` with a name) per hour, sustained ..."""
+    new_players_burst: int = 30
+    """... and at once: a class joining together. Returning players (``hello`` with a token) are free."""
+    uncapped_networks: tuple[str, ...] = LOOPBACK_NETWORKS
+    """Addresses never held to the two allowances above: this host (its fleet, load generators, tests), and
+    whatever else an operator names, e.g. a bot fleet on another machine."""
+    trusted_proxies: tuple[str, ...] = ()
+    """Reverse proxies whose ``X-Forwarded-For`` names the client. Behind one not named here, every client
+    shares the proxy's address (or, on this host, is uncapped)."""
+    metrics_networks: tuple[str, ...] = LOOPBACK_NETWORKS + PRIVATE_NETWORKS
+    """Who may read ``/metrics``: a scraper on this host or the private network, not the internet."""
     max_write_buffer_bytes: int = 4 * 1024 * 1024
     """A client that lets this much pile up unread is closed (code 1008) instead of growing memory."""
     allowed_origins: tuple[str, ...] | None = None

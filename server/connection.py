@@ -10,11 +10,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from websockets.asyncio.server import ServerConnection, broadcast
 
 from server.protocol import ServerMessage, encode
 from server.storage.records import PlayerRecord
+
+if TYPE_CHECKING:
+    from server.addresses import Address
 
 log = logging.getLogger(__name__)
 
@@ -45,12 +49,20 @@ class TokenBucket:
 class Connection:
     """A WebSocket client as the server sees it; hashable, so it can sit in watcher sets."""
 
-    __slots__ = ("bucket", "follows_lobby", "matches", "max_buffer", "player", "websocket")
+    __slots__ = ("address", "bucket", "follows_lobby", "matches", "max_buffer", "player", "websocket")
 
-    def __init__(self, websocket: ServerConnection, bucket: TokenBucket, max_buffer: int) -> None:
+    def __init__(
+        self,
+        websocket: ServerConnection,
+        bucket: TokenBucket,
+        max_buffer: int,
+        address: Address | None,
+    ) -> None:
         self.websocket = websocket
         self.bucket = bucket
         self.max_buffer = max_buffer
+        self.address = address
+        """The client's address (behind trusted proxies), by which its allowances are counted."""
         self.player: PlayerRecord | None = None
         self.matches: set[str] = set()
         """Ids of the matches whose events this connection receives."""

@@ -45,7 +45,8 @@ class ErrorCode(StrEnum):
     BINARY_FRAME = "binary_frame"
     """The request came in a binary frame: requests are JSON text, in text frames."""
     RATE_LIMITED = "rate_limited"
-    """The connection sends faster than its rate limit; the request was dropped."""
+    """Too much, too fast: a request over its connection's rate limit (dropped), a new player or a
+    connection over its address's allowance."""
     UNAVAILABLE = "unavailable"
     """Storage failed; nothing changed, the request may be retried."""
     INTERNAL = "internal"

@@ -23,6 +23,7 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from games import GAMES
+from server.addresses import AddressQuota, Network, in_networks
 from server.bot_catalog import BotCatalog
 from server.errors import ErrorCode
 from server.export import export_text
@@ -68,28 +69,31 @@ class HttpFront:
         instance: str,
         static_dir: Path,
         live_counts: Callable[[], dict[str, int]],
-        bot_catalog: BotCatalog | None = None,
+        bot_catalog: BotCatalog,
+        quota: AddressQuota,
+        metrics_readers: tuple[Network, ...],
     ) -> None:
         self.store = store
         self.metrics = metrics
         self.instance = instance
         self.static_dir = static_dir.resolve()
         self.live_counts = live_counts
-        self.bot_catalog = bot_catalog if bot_catalog is not None else BotCatalog()
+        self.bot_catalog = bot_catalog
+        self.quota = quota
+        """Who a request comes from, and how many connections that client may hold."""
+        self.metrics_readers = metrics_readers
+        """Clients that may read ``/metrics``."""
         self.allowed_origins: frozenset[str] | None = frozenset()
         """Browser origins that may open a WebSocket (``None``: any); clients that send none always may."""
 
     async def __call__(self, connection: ServerConnection, request: Request) -> Response | None:
         url = urlsplit(request.path)
-        if url.path == WEBSOCKET_PATH:
-            origin = request.headers.get("Origin")
-            if origin is None or self.allowed_origins is None or origin in self.allowed_origins:
-                return None
-            message = f"origin {origin!r} may not open a WebSocket here"
-            return _json_response(
-                {"error": {"code": ErrorCode.NOT_ALLOWED, "message": message}}, http.HTTPStatus.FORBIDDEN
-            )
         try:
+            if url.path == WEBSOCKET_PATH:
+                self._check_upgrade(connection, request.headers)
+                return None
+            if url.path == "/metrics":
+                return self._metrics(connection, request.headers)
             # Blank values kept: ``?limit=`` is present, and refused, not taken for an absent limit.
             query = parse_qs(url.query, keep_blank_values=True)
             return await self._route(url.path, query, request.headers)
@@ -103,12 +107,30 @@ class HttpFront:
         parts = [part for part in path.split("/") if part]
         if path == "/healthz":
             return await self._health()
-        if path == "/metrics":
-            body = self.metrics.render(self.store.stats).encode()
-            return _response(http.HTTPStatus.OK, body, "text/plain; version=0.0.4; charset=utf-8")
         if parts[:1] == ["api"]:
             return await self._api(parts[1:], query, headers)
         return self._static(path)
+
+    def _check_upgrade(self, connection: ServerConnection, headers: Headers) -> None:
+        """Refuse a WebSocket from a browser page of another site, or from a client holding its fill."""
+        origin = headers.get("Origin")
+        if origin is not None and self.allowed_origins is not None and origin not in self.allowed_origins:
+            message = f"origin {origin!r} may not open a WebSocket here"
+            raise HttpError(http.HTTPStatus.FORBIDDEN, ErrorCode.NOT_ALLOWED, message)
+        if not self.quota.may_connect(self.quota.client_of(connection.remote_address, headers)):
+            self.metrics.connections_refused_total += 1
+            message = (
+                f"your address holds {self.quota.max_connections} connections, the most it may: "
+                "close one, then connect again"
+            )
+            raise HttpError(http.HTTPStatus.TOO_MANY_REQUESTS, ErrorCode.RATE_LIMITED, message)
+
+    def _metrics(self, connection: ServerConnection, headers: Headers) -> Response:
+        if not in_networks(self.quota.client_of(connection.remote_address, headers), self.metrics_readers):
+            message = "metrics are for the operator's own network (see the serve option --metrics-from)"
+            raise HttpError(http.HTTPStatus.FORBIDDEN, ErrorCode.NOT_ALLOWED, message)
+        body = self.metrics.render(self.store.stats).encode()
+        return _response(http.HTTPStatus.OK, body, "text/plain; version=0.0.4; charset=utf-8")
 
     async def _health(self) -> Response:
         try:

@@ -38,6 +38,7 @@ LOOP_LAG_BUCKETS_S = (
 class Metrics:
     connections: int = 0
     connections_total: int = 0
+    connections_refused_total: int = 0
     match_counts: Callable[[], Mapping[str, int]] = field(default=lambda: {})
     """Open and live matches by status (``open_matches``, ``live_matches``), counted when rendered: keeping
     them up to date on every change would cost a pass over every match each time one starts or ends."""
@@ -79,6 +80,12 @@ class Metrics:
             "counter",
             "WebSocket connections accepted.",
             [("", self.connections_total)],
+        )
+        metric(
+            "plyarena_connections_refused_total",
+            "counter",
+            "WebSocket connections refused: their address held all the connections it may.",
+            [("", self.connections_refused_total)],
         )
         counts = self.match_counts()
         metric(

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
+import json
 import secrets
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -24,9 +26,12 @@ from support.fixtures import Connect, StartServer
 from support.fuzz_arena import api_get, stored_rows
 from support.play import decisive_game, open_match, play_moves
 from support.process import ServerProcess
-from websockets.exceptions import InvalidStatus
+from test_server_http import http_get
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.frames import CloseCode
 
 from plyarena.commands import serve
+from server.addresses import AddressQuota
 from server.app import Server
 from server.storage.engine import create_engine
 
@@ -241,6 +246,100 @@ async def test_binary_frames_are_refused_unread_and_count_against_the_rate_limit
     assert refused_binary in (3, 4), codes  # the last 3 of the burst, and one more if a second passed
     assert codes == ["binary_frame"] * refused_binary + ["rate_limited"] * (6 - refused_binary), codes
     assert not [message for message in stranger.take_unread() if message["type"] == "lobby.snapshot"]
+
+
+# --------------------------------------------------------------------------- per address
+
+
+def behind_proxy(client: str) -> dict[str, Any]:
+    """Connection options for a client that a trusted proxy on this host says is ``client``."""
+    return {"additional_headers": {"X-Forwarded-For": f"198.51.100.200, {client}"}}
+
+
+async def test_one_address_holds_only_so_many_connections(
+    start_server: StartServer, connect: Connect
+) -> None:
+    arena = await start_server(
+        max_connections_per_address=3, uncapped_networks=(), trusted_proxies=("127.0.0.1",)
+    )
+    held = [await connect(arena, **behind_proxy("203.0.113.5")) for _ in range(3)]
+    with pytest.raises(InvalidStatus) as over:
+        await connect(arena, **behind_proxy("203.0.113.5"))
+    assert over.value.response.status_code == 429
+    error = json.loads(over.value.response.body)["error"]
+    assert error["code"] == "rate_limited" and "3 connections" in error["message"], error
+    # Another client behind the same proxy has its own allowance; one that closes a connection gets it back.
+    assert (await (await connect(arena, **behind_proxy("203.0.113.6"))).hello("Neighbour"))[
+        "type"
+    ] == "welcome"
+    await held.pop().close()
+    for _ in range(100):  # (the server counts the close once its handler has seen it)
+        if arena.quota.connections.get("203.0.113.5") == 2:
+            break
+        await asyncio.sleep(0.01)
+    assert (await (await connect(arena, **behind_proxy("203.0.113.5"))).hello("Back"))["type"] == "welcome"
+    assert "plyarena_connections_refused_total 1" in arena.metrics.render(None)
+
+
+async def test_handshakes_at_once_cannot_pass_the_cap_together(
+    start_server: StartServer, connect: Connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    arena = await start_server(max_connections_per_address=3, uncapped_networks=())
+    # As if all twelve were checked before any of them was counted: the count itself must hold the line.
+    monkeypatch.setattr(AddressQuota, "may_connect", lambda quota, address: True)
+    clients = await asyncio.gather(*(connect(arena) for _ in range(12)))
+    welcomed = 0
+    for index, client in enumerate(clients):
+        with contextlib.suppress(ConnectionClosed):
+            welcomed += (await client.request("hello", name=f"Racer {index}"))["type"] == "welcome"
+    closed = [client.websocket.close_code for client in clients if client.websocket.close_code is not None]
+    assert welcomed == 3 and closed == [CloseCode.TRY_AGAIN_LATER] * 9, (welcomed, closed)
+    assert arena.quota.connections == {"127.0.0.1": 3}
+
+
+async def test_one_address_makes_new_players_only_so_fast(
+    start_server: StartServer, connect: Connect
+) -> None:
+    arena = await start_server(new_players_burst=2, uncapped_networks=())
+    first = await connect.player(arena, "First")
+    await connect.player(arena, "Second")
+    third = await connect(arena)
+    reply = await third.request("hello", name="Third")
+    assert reply["code"] == "rate_limited" and "token" in reply["message"], reply
+    # Returning players are not new: the address may bring back as many as it made.
+    assert (await third.hello(token=first.token))["player"]["name"] == "First"
+    local = await start_server(new_players_burst=2)  # this host is uncapped by default
+    for index in range(5):
+        await connect.player(local, f"Local {index}")
+
+
+async def test_metrics_are_for_the_operators_network(start_server: StartServer) -> None:
+    private = await start_server(trusted_proxies=("127.0.0.1",))
+    assert (await http_get(private, "/metrics"))[0] == 200
+    assert (await http_get(private, "/metrics", {"X-Forwarded-For": "10.1.2.3"}))[0] == 200
+    status, _, body = await http_get(private, "/metrics", {"X-Forwarded-For": "203.0.113.5"})
+    assert status == 403 and json.loads(body)["error"]["code"] == "not_allowed"
+    elsewhere = await start_server(metrics_networks=("192.0.2.0/24",))
+    assert (await http_get(elsewhere, "/metrics"))[0] == 403
+    assert (await http_get(elsewhere, "/healthz"))[0] == 200  # health is for load balancers: open
+
+
+def test_address_options_come_from_the_command_line() -> None:
+    parser = argparse.ArgumentParser()
+    serve.configure(parser)
+    config = serve.config_from(
+        parser.parse_args(
+            ["--max-connections-per-address", "0", "--uncapped-network", "10.0.0.0/8",
+             "--uncapped-network", "2001:db8::/32", "--trusted-proxy", "127.0.0.1", "--metrics-from", "::1"]
+        )
+    )  # fmt: skip
+    assert config.max_connections_per_address == 0
+    assert config.uncapped_networks == ("10.0.0.0/8", "2001:db8::/32")
+    assert (config.trusted_proxies, config.metrics_networks) == (("127.0.0.1",), ("::1",))
+    defaults = serve.config_from(parser.parse_args([]))
+    assert defaults.uncapped_networks == ("127.0.0.0/8", "::1/128") and defaults.trusted_proxies == ()
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--trusted-proxy", "10.0.0.x"])
 
 
 # --------------------------------------------------------------------------- text

@@ -12,8 +12,16 @@ from collections.abc import AsyncIterator
 from plyarena import options
 from plyarena.options import CommandError
 from server import eventloop
+from server.addresses import LOOPBACK_NETWORKS, parse_network
 from server.app import Server, running_server
-from server.config import DEFAULT_HOST, DEFAULT_PORT, ServerConfig, check_instance_id, new_instance_id
+from server.config import (
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    MAX_CONNECTIONS_PER_ADDRESS,
+    ServerConfig,
+    check_instance_id,
+    new_instance_id,
+)
 from server.errors import ServerStartError
 from server.limits import gc_thresholds, raise_open_files_limit, tune_garbage_collector
 from server.storage.engine import DEFAULT_DATABASE_URL
@@ -66,6 +74,36 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="ORIGIN",
         help="a browser origin allowed to connect (repeatable; '*' for any; default: this server's URL)",
     )
+    parser.add_argument(
+        "--max-connections-per-address",
+        type=options.non_negative_int,
+        default=MAX_CONNECTIONS_PER_ADDRESS,
+        metavar="N",
+        help="connections one client address (IPv6: its /64) may hold at once; 0: no cap "
+        f"(default {MAX_CONNECTIONS_PER_ADDRESS})",
+    )
+    parser.add_argument(
+        "--uncapped-network",
+        action="append",
+        type=options.checked_by(parse_network),
+        metavar="CIDR",
+        help="clients never held to the per-address caps, e.g. a bot fleet's host (repeatable; "
+        f"default: {', '.join(LOOPBACK_NETWORKS)})",
+    )
+    parser.add_argument(
+        "--trusted-proxy",
+        action="append",
+        type=options.checked_by(parse_network),
+        metavar="CIDR",
+        help="a reverse proxy whose X-Forwarded-For names the client (repeatable; default: none)",
+    )
+    parser.add_argument(
+        "--metrics-from",
+        action="append",
+        type=options.checked_by(parse_network),
+        metavar="CIDR",
+        help="clients that may read /metrics (repeatable; default: this host and private networks)",
+    )
 
 
 def config_from(args: argparse.Namespace) -> ServerConfig:
@@ -78,7 +116,19 @@ def config_from(args: argparse.Namespace) -> ServerConfig:
         public_url=args.public_url,
         grace_s=args.grace,
         allowed_origins=tuple(args.allow_origin) if args.allow_origin else None,
+        max_connections_per_address=args.max_connections_per_address,
+        **_networks_given(args),
     )
+
+
+def _networks_given(args: argparse.Namespace) -> dict[str, tuple[str, ...]]:
+    """The network options given, as config fields; those not given keep the config's defaults."""
+    given = {
+        "uncapped_networks": args.uncapped_network,
+        "trusted_proxies": args.trusted_proxy,
+        "metrics_networks": args.metrics_from,
+    }
+    return {field: tuple(networks) for field, networks in given.items() if networks}
 
 
 def _default_instance_id(args: argparse.Namespace) -> str:
