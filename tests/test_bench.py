@@ -55,6 +55,9 @@ def test_a_section_is_replaced_not_repeated(tmp_path: Path) -> None:
     assert text.startswith("# Benchmarks")
     assert "first run" not in text and text.count("second run") == 1 and "bots run" in text
     assert text.index("second run") < text.index("bots run")  # the section stays where it was
+    output.write_text(output.read_text() + "\nNotes kept by hand.\n")
+    write_section(output, "bots", "## Bots\nthird run\n")
+    assert output.read_text().endswith("<!-- plyarena bench bots: end -->\n\nNotes kept by hand.\n")
 
 
 def test_quick_store_benchmark_commits_every_row_each_way_and_writes_its_section(tmp_path: Path) -> None:

@@ -92,7 +92,8 @@ def write_section(path: Path, mode: str, markdown: str) -> None:
     text = path.read_text(encoding="utf-8") if path.exists() else FILE_HEADER
     if start in text and end in text:
         before, rest = text.split(start, 1)
-        text = before + section + rest.split(end, 1)[1].lstrip("\n")
+        after = rest.split(end, 1)[1].lstrip("\n")
+        text = before + section + ("\n" + after if after else "")  # (one blank line before what follows)
     else:
         text = text.rstrip("\n") + "\n\n" + section
     path.parent.mkdir(parents=True, exist_ok=True)
