@@ -29,6 +29,27 @@ from server.storage.engine import DEFAULT_DATABASE_URL
 HELP = "serve the WebSocket protocol, the HTTP API and the browser client on one port"
 
 
+NETWORK_OPTIONS = (
+    (
+        "--uncapped-network",
+        "uncapped_networks",
+        "clients never held to the per-address caps, e.g. a bot fleet's host (repeatable; "
+        f"default: {', '.join(LOOPBACK_NETWORKS)})",
+    ),
+    (
+        "--trusted-proxy",
+        "trusted_proxies",
+        "a reverse proxy whose X-Forwarded-For names the client (repeatable; default: none)",
+    ),
+    (
+        "--metrics-from",
+        "metrics_networks",
+        "clients that may read /metrics (repeatable; default: this host and private networks)",
+    ),
+)
+"""Options naming networks (each repeatable), the :class:`ServerConfig` field each sets, and its help."""
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--host", default=DEFAULT_HOST, help=f"interface to listen on (default {DEFAULT_HOST})"
@@ -82,28 +103,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="connections one client address (IPv6: its /64) may hold at once; 0: no cap "
         f"(default {MAX_CONNECTIONS_PER_ADDRESS})",
     )
-    parser.add_argument(
-        "--uncapped-network",
-        action="append",
-        type=options.checked_by(parse_network),
-        metavar="CIDR",
-        help="clients never held to the per-address caps, e.g. a bot fleet's host (repeatable; "
-        f"default: {', '.join(LOOPBACK_NETWORKS)})",
-    )
-    parser.add_argument(
-        "--trusted-proxy",
-        action="append",
-        type=options.checked_by(parse_network),
-        metavar="CIDR",
-        help="a reverse proxy whose X-Forwarded-For names the client (repeatable; default: none)",
-    )
-    parser.add_argument(
-        "--metrics-from",
-        action="append",
-        type=options.checked_by(parse_network),
-        metavar="CIDR",
-        help="clients that may read /metrics (repeatable; default: this host and private networks)",
-    )
+    for flag, field, what in NETWORK_OPTIONS:
+        parser.add_argument(
+            flag,
+            dest=field,
+            action="append",
+            type=options.checked_by(parse_network),
+            metavar="CIDR",
+            help=what,
+        )
 
 
 def config_from(args: argparse.Namespace) -> ServerConfig:
@@ -123,12 +131,8 @@ def config_from(args: argparse.Namespace) -> ServerConfig:
 
 def _networks_given(args: argparse.Namespace) -> dict[str, tuple[str, ...]]:
     """The network options given, as config fields; those not given keep the config's defaults."""
-    given = {
-        "uncapped_networks": args.uncapped_network,
-        "trusted_proxies": args.trusted_proxy,
-        "metrics_networks": args.metrics_from,
-    }
-    return {field: tuple(networks) for field, networks in given.items() if networks}
+    given = ((field, getattr(args, field)) for _, field, _ in NETWORK_OPTIONS)
+    return {field: tuple(networks) for field, networks in given if networks}
 
 
 def _default_instance_id(args: argparse.Namespace) -> str:
