@@ -47,9 +47,12 @@ writing needs at most 4 (Vietnamese 2, Tibetan stacks 3, Burmese and pointed Heb
 Counted in the canonical decomposition (NFD), so names (NFC) and chat (as sent) count alike: nonspacing
 and enclosing marks (Mn, Me) and anything else with a combining class. Not by class alone: Thai U+0E47,
 Tibetan subjoined letters and enclosing circles have class 0 and stack as high. A spacing mark (Mc)
-takes room like a letter, so starts a new stack; a format character or Hangul filler shows nothing, so
-neither counts nor ends one (else a zero-width joiner every 4 marks would let a tower through)."""
+takes room like a letter, so starts a new stack; a format character, a Hangul filler or a code point not
+yet assigned (to this Python's Unicode) shows nothing, so neither counts nor ends one (else a zero-width
+joiner every 4 marks would let a tower through)."""
 
+_SHOW_NOTHING = frozenset({"Cf", "Cn"})
+"""Format characters and unassigned code points: between marks, they do not end a stack."""
 _STACKING_CATEGORIES = frozenset({"Mn", "Me"})
 """Nonspacing and enclosing marks: drawn over, under or around the character before them."""
 
@@ -101,7 +104,10 @@ def clean_text(text: str, what: str, max_length: int) -> str:
         if unicodedata.category(character) in _REFUSED_IN_LINES:
             raise ProtocolError(ErrorCode.BAD_FIELD, f"{what} contains control characters")
     _refuse_stacked_marks(cleaned, what)
-    if all(character.isspace() or unicodedata.category(character) == "Cf" for character in cleaned):
+    if all(
+        character.isspace() or unicodedata.category(character) == "Cf" or character in INVISIBLE_LETTERS
+        for character in cleaned
+    ):
         raise ProtocolError(ErrorCode.BAD_FIELD, f"{what} shows nothing: it is only invisible characters")
     return cleaned
 
@@ -118,7 +124,7 @@ def _refuse_stacked_marks(text: str, what: str) -> None:
                     ErrorCode.BAD_FIELD,
                     f"{what} stacks more than {MAX_STACKED_MARKS} combining marks on one character",
                 )
-        elif unicodedata.category(character) != "Cf" and character not in INVISIBLE_LETTERS:
+        elif unicodedata.category(character) not in _SHOW_NOTHING and character not in INVISIBLE_LETTERS:
             stacked = 0
 
 

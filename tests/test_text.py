@@ -117,8 +117,8 @@ def test_more_marks_on_one_character_than_the_limit_are_refused(text: str) -> No
 
 @pytest.mark.parametrize(
     "hidden",
-    ["\u200d", "\u200c", "\u200b", "\u2060", "\u200e", "\u3164"],
-    ids=["zwj", "zwnj", "zwsp", "word-joiner", "lrm", "hangul-filler"],
+    ["\u200d", "\u200c", "\u200b", "\u2060", "\u200e", "\u3164", "\u2065", "\ufff0"],
+    ids=["zwj", "zwnj", "zwsp", "word-joiner", "lrm", "hangul-filler", "unassigned", "unassigned-specials"],
 )
 def test_a_character_that_shows_nothing_does_not_start_a_new_stack(hidden: str) -> None:
     """Chat allows these, and the marks after one still land on the letter before it: a joiner every
@@ -193,3 +193,10 @@ def test_real_writing_in_a_name_passes(text: str) -> None:
 def test_real_writing_in_chat_passes_composed_or_decomposed(text: str) -> None:
     for form in (text, unicodedata.normalize("NFC", text), unicodedata.normalize("NFD", text)):
         assert clean_text(form, "chat", MAX_CHAT_LENGTH) == form
+
+
+@pytest.mark.parametrize("blank", ["\u3164", "\u3164 \u115f", "\u200b\u3164"])
+def test_a_line_of_hangul_fillers_shows_nothing(blank: str) -> None:
+    with pytest.raises(ProtocolError) as refused:
+        clean_text(blank, "chat", MAX_CHAT_LENGTH)
+    assert refused.value.message == "chat shows nothing: it is only invisible characters"
