@@ -195,7 +195,7 @@ class HttpFront:
             values = query.get(name)
             if not values:
                 return None
-            if not values[-1].strip():
+            if not all(value.strip() for value in values):  # (any of them: ?limit=&limit=5 too)
                 raise _bad_query(f"{name} is blank: give it a value, or leave it out")
             return values[-1]
 
