@@ -16,6 +16,7 @@ host's own fleet, load generators and tests) are never limited.
 from __future__ import annotations
 
 import ipaddress
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -32,17 +33,26 @@ PRIVATE_NETWORKS = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7")
 """RFC 1918 and unique local addresses: a data centre's or a compose file's own network."""
 IPV6_CLIENT_PREFIX = 64
 """An IPv6 client is its /64: a host or home is given one, and picks addresses in it at will."""
-MAX_NEW_PLAYER_BUCKETS = 10_000
-"""New-player allowances remembered at most: past that the full ones (which hold nothing) are forgotten,
-then the oldest, so that a client with many addresses cannot grow memory without bound."""
+MAX_NEW_PLAYER_BUCKETS = 50_000
+"""New-player allowances remembered at most (some 10 MB): past that the least recently used is forgotten,
+in constant time, so that a client with many addresses (an IPv6 /48 holds 65,536 /64s) can neither grow
+memory without bound nor make each ``hello`` a pass over all of them."""
+UNREADABLE_CLIENT = ipaddress.IPv4Address("0.0.0.0")
+"""Who a client is when a trusted proxy names it in a way that is not an address (``unknown``, garbage):
+all such clients share one allowance, capped and kept from ``/metrics``, rather than pass for the proxy."""
 
 
 def parse_network(text: str) -> Network:
-    """``10.0.0.0/8``, ``fd00::/8`` or one address (a network of one); ``ValueError`` that names the text."""
+    """``10.0.0.0/8``, ``fd00::/8`` or one address (a network of one); ``ValueError`` that names the text.
+    IPv4 written as IPv6 (``::ffff:10.0.0.0/104``) is read as IPv4, as client addresses are."""
     try:
-        return ipaddress.ip_network(text.strip(), strict=False)
+        network = ipaddress.ip_network(text.strip(), strict=False)
     except ValueError:
         raise ValueError(f"{text!r} is not an IP address or network like 10.0.0.0/8") from None
+    mapped = network.network_address.ipv4_mapped if isinstance(network, ipaddress.IPv6Network) else None
+    if mapped is not None and network.prefixlen >= 96:
+        return ipaddress.IPv4Network((mapped, network.prefixlen - 96))
+    return network
 
 
 def parse_networks(texts: Iterable[str]) -> tuple[Network, ...]:
@@ -54,12 +64,18 @@ def in_networks(address: Address | None, networks: Iterable[Network]) -> bool:
 
 
 def parse_address(text: str | None) -> Address | None:
-    """An address as a socket or a proxy gives it (an IPv4 client of an IPv6 socket as IPv4); ``None``
-    if it is not one, so that a proxy's garbage counts as the proxy itself, never as a forged client."""
+    """An address as a socket or a proxy gives it, with or without a port (``1.2.3.4:5678``,
+    ``[2001:db8::1]:5678``, as some proxies send it); an IPv4 client of an IPv6 socket as IPv4. ``None``
+    if it is not one."""
     if not text:
         return None
+    text = text.strip()
+    if text.startswith("["):  # [IPv6] or [IPv6]:port
+        text = text[1:].partition("]")[0]
+    elif text.count(":") == 1:  # IPv4:port (an IPv6 address has two colons or more)
+        text = text.partition(":")[0]
     try:
-        address = ipaddress.ip_address(text.strip().removeprefix("[").removesuffix("]"))
+        address = ipaddress.ip_address(text)
     except ValueError:
         return None
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
@@ -71,15 +87,13 @@ def client_address(
     peer: str | None, forwarded_for: str | None, trusted_proxies: tuple[Network, ...]
 ) -> Address | None:
     """The client behind a connection from ``peer``: when ``peer`` is a trusted proxy, the last address
-    in ``X-Forwarded-For`` that is not one (earlier entries are the client's own word, and forgeable)."""
+    in ``X-Forwarded-For`` that is not one (earlier entries are the client's own word, and forgeable).
+    An entry that is no address is :data:`UNREADABLE_CLIENT`: never the proxy, which may be uncapped."""
     address = parse_address(peer)
     if not forwarded_for or not in_networks(address, trusted_proxies):
         return address
     for hop in reversed(forwarded_for.split(",")):
-        forwarded = parse_address(hop)
-        if forwarded is None:
-            break
-        address = forwarded
+        address = parse_address(hop) or UNREADABLE_CLIENT
         if not in_networks(address, trusted_proxies):
             break
     return address
@@ -103,7 +117,8 @@ class AddressQuota:
     uncapped: tuple[Network, ...]
     trusted_proxies: tuple[Network, ...] = ()
     connections: dict[str, int] = field(default_factory=dict)
-    _new_players: dict[str, TokenBucket] = field(default_factory=dict)
+    _new_players: OrderedDict[str, TokenBucket] = field(default_factory=OrderedDict)
+    """By :func:`client_key`, least recently used first."""
 
     def client_of(self, remote_address: object, headers: Headers) -> Address | None:
         """The client of a request from ``remote_address`` (a socket's ``(host, port, ...)``)."""
@@ -154,16 +169,9 @@ class AddressQuota:
         bucket = self._new_players.get(key)
         if bucket is None:
             if len(self._new_players) >= MAX_NEW_PLAYER_BUCKETS:
-                self._forget(now)
+                self._new_players.popitem(last=False)
             rate_per_s = self.new_players_per_hour / 3600
             bucket = self._new_players[key] = TokenBucket(rate_per_s, self.new_players_burst)
+        else:
+            self._new_players.move_to_end(key)
         return bucket.take(now)
-
-    def _forget(self, now: float) -> None:
-        """Drop the allowances that have refilled (a fresh one is the same), then the oldest ones."""
-        refill_s = self.new_players_burst * 3600 / self.new_players_per_hour
-        for key, bucket in list(self._new_players.items()):
-            if bucket.updated is None or now - bucket.updated >= refill_s:
-                del self._new_players[key]
-        while len(self._new_players) >= MAX_NEW_PLAYER_BUCKETS:
-            del self._new_players[next(iter(self._new_players))]

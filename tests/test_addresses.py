@@ -36,8 +36,14 @@ def quota(**options: object) -> AddressQuota:
         ("10.1.2.3", "1.1.1.1, 198.51.100.1", "198.51.100.1"),  # the first entry is the client's to forge
         ("10.1.2.3", "198.51.100.1, 192.0.2.7", "198.51.100.1"),  # through two proxies of ours
         ("10.1.2.3", "10.9.9.9, 192.0.2.7", "10.9.9.9"),  # all ours: the farthest is the client
-        ("10.1.2.3", "198.51.100.1, not-an-address", "10.1.2.3"),  # garbage: the proxy itself, no forgery
+        # Unreadable: one shared, capped stand-in, never the proxy (which may be uncapped) nor a forgery.
+        ("10.1.2.3", "198.51.100.1, not-an-address", "0.0.0.0"),
+        ("10.1.2.3", "unknown", "0.0.0.0"),
+        ("10.1.2.3", "198.51.100.1, ", "0.0.0.0"),
         ("10.1.2.3", "[2001:db8::1]", "2001:db8::1"),
+        ("10.1.2.3", "198.51.100.1:40000", "198.51.100.1"),  # with a port, as some proxies send it
+        ("10.1.2.3", "[2001:db8::1]:40000", "2001:db8::1"),
+        ("10.1.2.3", "2001:db8::1", "2001:db8::1"),
         ("::ffff:203.0.113.9", None, "203.0.113.9"),  # IPv4 on an IPv6 socket is the IPv4 client
         ("10.1.2.3", "", "10.1.2.3"),
         (None, "198.51.100.1", None),
@@ -102,13 +108,21 @@ def test_new_player_allowances_stay_bounded_however_many_addresses_ask(
 ) -> None:
     monkeypatch.setattr(addresses, "MAX_NEW_PLAYER_BUCKETS", 10)
     limits = quota(new_players_burst=1)
-    for index in range(25):  # none refills: the oldest go
+    first = parse_address("2001:db8:ffff::1")
+    assert limits.may_create_player(first, 0.0)
+    for index in range(25):
         assert limits.may_create_player(parse_address(f"2001:db8:{index:x}::1"), 0.0)
+        assert not limits.may_create_player(first, 0.0)  # spent, and kept: used most recently
         assert len(limits._new_players) <= 10
-    assert not limits.may_create_player(parse_address("2001:db8:18::1"), 0.0)  # the newest are still held
-    # Later, the refilled ones are forgotten first.
-    assert limits.may_create_player(parse_address("203.0.113.5"), 3600.0)
-    assert list(limits._new_players) == ["203.0.113.5"]
+    assert not limits.may_create_player(parse_address("2001:db8:18::1"), 0.0)  # the newest are held
+    assert limits.may_create_player(parse_address("2001:db8:0::1"), 0.0)  # the least recently used went
+
+
+def test_networks_are_read_as_client_addresses_are() -> None:
+    assert parse_networks(["::ffff:10.0.0.0/104"]) == parse_networks(["10.0.0.0/8"])
+    assert parse_networks(["::ffff:192.0.2.7"]) == parse_networks(["192.0.2.7/32"])
+    with pytest.raises(ValueError, match=r"'10\.0\.0\.x' is not an IP address"):
+        parse_networks(["10.0.0.x"])
 
 
 @given(st.lists(st.tuples(st.booleans(), st.integers(0, 3))))

@@ -334,8 +334,10 @@ def test_address_options_come_from_the_command_line() -> None:
         )
     )  # fmt: skip
     assert config.max_connections_per_address == 0
-    assert config.uncapped_networks == ("10.0.0.0/8", "2001:db8::/32")
-    assert (config.trusted_proxies, config.metrics_networks) == (("127.0.0.1",), ("::1",))
+    # Naming networks never locks this host out: its loopback stays uncapped, and may read the metrics.
+    assert config.uncapped_networks == ("127.0.0.0/8", "::1/128", "10.0.0.0/8", "2001:db8::/32")
+    assert config.trusted_proxies == ("127.0.0.1",)
+    assert config.metrics_networks == ("127.0.0.0/8", "::1/128", "::1")
     defaults = serve.config_from(parser.parse_args([]))
     assert defaults.uncapped_networks == ("127.0.0.0/8", "::1/128") and defaults.trusted_proxies == ()
     with pytest.raises(SystemExit):

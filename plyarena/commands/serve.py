@@ -33,21 +33,25 @@ NETWORK_OPTIONS = (
     (
         "--uncapped-network",
         "uncapped_networks",
-        "clients never held to the per-address caps, e.g. a bot fleet's host (repeatable; "
-        f"default: {', '.join(LOOPBACK_NETWORKS)})",
+        LOOPBACK_NETWORKS,
+        "clients never held to the per-address caps, e.g. a bot fleet's host (repeatable; this host's "
+        "loopback always is)",
     ),
     (
         "--trusted-proxy",
         "trusted_proxies",
+        (),
         "a reverse proxy whose X-Forwarded-For names the client (repeatable; default: none)",
     ),
     (
         "--metrics-from",
         "metrics_networks",
-        "clients that may read /metrics (repeatable; default: this host and private networks)",
+        LOOPBACK_NETWORKS,
+        "clients that may read /metrics besides this host's loopback (repeatable; default: private networks)",
     ),
 )
-"""Options naming networks (each repeatable), the :class:`ServerConfig` field each sets, and its help."""
+"""Options naming networks (each repeatable): the :class:`ServerConfig` field each sets, the networks it
+always keeps (this host's loopback, not to be locked out by naming another), and its help."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -103,7 +107,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="connections one client address (IPv6: its /64) may hold at once; 0: no cap "
         f"(default {MAX_CONNECTIONS_PER_ADDRESS})",
     )
-    for flag, field, what in NETWORK_OPTIONS:
+    for flag, field, _, what in NETWORK_OPTIONS:
         parser.add_argument(
             flag,
             dest=field,
@@ -131,8 +135,8 @@ def config_from(args: argparse.Namespace) -> ServerConfig:
 
 def _networks_given(args: argparse.Namespace) -> dict[str, tuple[str, ...]]:
     """The network options given, as config fields; those not given keep the config's defaults."""
-    given = ((field, getattr(args, field)) for _, field, _ in NETWORK_OPTIONS)
-    return {field: tuple(networks) for field, networks in given if networks}
+    given = ((field, kept, getattr(args, field)) for _, field, kept, _ in NETWORK_OPTIONS)
+    return {field: (*kept, *networks) for field, kept, networks in given if networks}
 
 
 def _default_instance_id(args: argparse.Namespace) -> str:
