@@ -26,6 +26,7 @@ its neighbours) and refuses the bidi controls that do. Both hold marks to
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterator
 
 from server.errors import ErrorCode, ProtocolError
 
@@ -115,17 +116,35 @@ def clean_text(text: str, what: str, max_length: int) -> str:
 def _refuse_stacked_marks(text: str, what: str) -> None:
     """Raises ``bad_field`` if ``text`` stacks more than :data:`MAX_STACKED_MARKS` combining marks on
     one character, which would draw over the lines around it."""
+    if any(depth > MAX_STACKED_MARKS for _, depth in _stacking(text)):
+        raise ProtocolError(
+            ErrorCode.BAD_FIELD,
+            f"{what} stacks more than {MAX_STACKED_MARKS} combining marks on one character",
+        )
+
+
+def unstacked(text: str) -> str:
+    """``text`` as it is if it keeps to :data:`MAX_STACKED_MARKS`, else without the marks past it on each
+    character (in NFC): for text stored before the limit, which can only be mended now (migration 0005)."""
+    stacking = list(_stacking(text))
+    if all(depth <= MAX_STACKED_MARKS for _, depth in stacking):
+        return text
+    kept = "".join(character for character, depth in stacking if depth <= MAX_STACKED_MARKS)
+    return unicodedata.normalize("NFC", kept)
+
+
+def _stacking(text: str) -> Iterator[tuple[str, int]]:
+    """Each character of ``text``'s canonical decomposition, with how many marks it makes on the character
+    they stack on if it is one of them, else 0 (see :data:`MAX_STACKED_MARKS` for what counts)."""
     stacked = 0
     for character in unicodedata.normalize("NFD", text):
         if unicodedata.category(character) in _STACKING_CATEGORIES or unicodedata.combining(character):
             stacked += 1
-            if stacked > MAX_STACKED_MARKS:
-                raise ProtocolError(
-                    ErrorCode.BAD_FIELD,
-                    f"{what} stacks more than {MAX_STACKED_MARKS} combining marks on one character",
-                )
-        elif unicodedata.category(character) not in _SHOW_NOTHING and character not in INVISIBLE_LETTERS:
+            yield character, stacked
+            continue
+        if unicodedata.category(character) not in _SHOW_NOTHING and character not in INVISIBLE_LETTERS:
             stacked = 0
+        yield character, 0
 
 
 def _stripped(text: str, what: str, max_length: int) -> str:

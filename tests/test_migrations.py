@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import unicodedata
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -21,8 +22,8 @@ from sqlalchemy.exc import IntegrityError
 from server.protocol import MAX_NAME_LENGTH
 from server.storage.engine import create_engine
 from server.storage.migrate import PROJECT_ROOT, upgrade_to_head
-from server.storage.models import Base, MatchRow, PlayerRow
-from server.text import clean_name
+from server.storage.models import Base, ChatLineRow, MatchRow, PlayerRow
+from server.text import MAX_STACKED_MARKS, clean_name, clean_text
 
 TABLES = {"players", "matches", "seats", "moves", "chat_lines"}
 
@@ -103,8 +104,9 @@ async def test_the_command_line_upgrades_and_downgrades(empty_database_url: str)
     output = alembic("-x", f"db={empty_database_url}", "upgrade", "head")
     assert "Running upgrade  -> 0001" in output and "Running upgrade 0001 -> 0002" in output
     assert "Running upgrade 0002 -> 0003" in output and "Running upgrade 0003 -> 0004" in output
+    assert "Running upgrade 0004 -> 0005" in output
     assert await inspect_tables(empty_database_url) == {*TABLES, "alembic_version"}
-    assert "0004 (head)" in alembic("-x", f"db={empty_database_url}", "current")
+    assert "0005 (head)" in alembic("-x", f"db={empty_database_url}", "current")
 
     alembic("downgrade", "base", env={"PLYARENA_DB": empty_database_url})
     assert await inspect_tables(empty_database_url) == {"alembic_version"}
@@ -204,3 +206,56 @@ async def test_of_several_rematches_stored_of_one_match_the_first_keeps_the_link
                 await connection.execute(insert(MatchRow), [match("fourth", 12, "first")])
     finally:
         await engine.dispose()
+
+
+ZALGO = "Z" + "\u0301\u0300\u0302\u0303\u0308\u0327\u0328" * 3 + "oe"
+"""21 marks on the Z: as stored before the limit, 4 of them kept by the mending."""
+MENDED_ZALGO = unicodedata.normalize("NFC", unicodedata.normalize("NFD", ZALGO)[:5] + "oe")
+"""The Z and the first 4 of its marks in canonical order (NFD sorts the marks below before those above)."""
+
+
+async def test_names_and_chat_stored_before_the_limit_on_stacked_marks_are_mended(
+    empty_database_url: str,
+) -> None:
+    alembic("-x", f"db={empty_database_url}", "upgrade", "0004")
+    engine = create_engine(empty_database_url, pooled=False)
+    now = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
+    decomposed = "Vie\u0302\u0323t"  # within the limit, not NFC: kept exactly as stored
+    players = {"zalgo": ZALGO, "plain": "Alice", "vietnamese": decomposed}
+    lines = {1: ("Alice", ZALGO + " hello"), 2: (ZALGO, "gg"), 3: ("Alice", decomposed)}
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(
+                insert(PlayerRow),
+                [
+                    {"id": player_id, "name": name, "token_hash": f"hash-{player_id}", "is_bot": False,
+                     "created_at": now, "last_seen_at": now}
+                    for player_id, name in players.items()
+                ],
+            )  # fmt: skip
+            await connection.execute(
+                insert(MatchRow),
+                [{"id": "m", "game": "tictactoe", "options": {}, "status": "finished", "host": "arena",
+                  "created_at": now}],
+            )  # fmt: skip
+            await connection.execute(
+                insert(ChatLineRow),
+                [{"match_id": "m", "seq": seq, "seat": 0, "name": name, "text": text, "said_at": now}
+                 for seq, (name, text) in lines.items()],
+            )  # fmt: skip
+        await upgrade_to_head(engine)
+        async with engine.connect() as connection:
+            names = dict((await connection.execute(select(PlayerRow.id, PlayerRow.name))).all())
+            said = {
+                seq: (name, text)
+                for seq, name, text in await connection.execute(
+                    select(ChatLineRow.seq, ChatLineRow.name, ChatLineRow.text)
+                )
+            }
+    finally:
+        await engine.dispose()
+    assert names == {"zalgo": MENDED_ZALGO, "plain": "Alice", "vietnamese": decomposed}
+    assert said == {1: ("Alice", MENDED_ZALGO + " hello"), 2: (MENDED_ZALGO, "gg"), 3: ("Alice", decomposed)}
+    assert clean_name(names["zalgo"], MAX_NAME_LENGTH) == MENDED_ZALGO  # each passes today's rules
+    assert clean_text(said[1][1], "chat", 200) == said[1][1]
+    assert MAX_STACKED_MARKS == 4  # (what MENDED_ZALGO keeps)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from server.errors import ErrorCode, ProtocolError
 from server.protocol import MAX_CHAT_LENGTH, MAX_NAME_LENGTH
-from server.text import MAX_STACKED_MARKS, clean_name, clean_text, repaired_name
+from server.text import MAX_STACKED_MARKS, clean_name, clean_text, repaired_name, unstacked
 
 # Any code point but surrogates, weighted towards the ones that do not show.
 TRICKY = st.sampled_from("\u200b\u200d\u202e\u2066\u3164\u115f\ufeff\u0301\n\t \u00a0")
@@ -200,3 +200,23 @@ def test_a_line_of_hangul_fillers_shows_nothing(blank: str) -> None:
     with pytest.raises(ProtocolError) as refused:
         clean_text(blank, "chat", MAX_CHAT_LENGTH)
     assert refused.value.message == "chat shows nothing: it is only invisible characters"
+
+
+MARKS = st.sampled_from("\u0301\u0300\u0327\u0e47\u20dd\ufe0f\u200d\u2065")
+"""Marks above, below, Thai's of class 0, an enclosing one, a variation selector; two that show nothing."""
+
+
+@given(st.lists(st.one_of(st.characters(blacklist_categories=("Cs",)), MARKS), max_size=60).map("".join))
+def test_mended_text_keeps_to_the_limit_and_text_within_it_is_kept_as_is(text: str) -> None:
+    """Migration 0005's mending: what it leaves stacks no more than the rules allow, and it leaves alone
+    whatever they accept (even a line not in NFC)."""
+    mended = unstacked(text)
+    try:
+        clean_text(mended, "chat", 10**6)
+    except ProtocolError as refused:
+        assert "stacks" not in refused.message  # (refused for something else: blank, control characters)
+    try:
+        clean_text(text, "chat", 10**6)
+    except ProtocolError:
+        return
+    assert mended == text
