@@ -95,6 +95,10 @@ Resend = tuple[int, str]
 TICK_RETRY_S = 1.0
 EXPIRY_RETRY_S = 1.0
 """How long the end of a finished match's time in memory is put off while a request acts on it."""
+ATTENDED_ROOMS = 3
+"""How many of the matches a player finished last they count as still in, while they follow them: the
+room of a game just over (a rematch to offer, a word to say), not the hundreds a pair could finish and
+keep following to make every other pair's room go first."""
 EVICTION_SCAN = 16
 """How many of the least recently used finished matches are looked at for one to forget: a bound on the
 work of making room, even when every one has a player still there (see :meth:`MatchHost._least_needed`)."""
@@ -770,8 +774,8 @@ class MatchHost:
 
     def _least_needed(self, keep: LiveMatch) -> LiveMatch | None:
         """The finished match to forget to make room, ``keep`` aside: of the :data:`EVICTION_SCAN` least
-        recently used, the first that no request acts on and no player still follows; else the first
-        that no request acts on; else none.
+        recently used, the first that no request acts on and no player is still in (see
+        :meth:`_attended`); else the first that no request acts on; else none.
 
         Each one passed over counts as used (it moves to the end), so the next look starts further on:
         a post-game room that its players are still in (a rematch to offer, a word to say) outlasts a
@@ -782,12 +786,26 @@ class MatchHost:
             if live is keep:
                 continue
             in_use = live.in_use
-            if not in_use and not any(live.match.connected):
+            if not in_use and not self._attended(live):
                 return live
             self._finished.move_to_end(live.id)
             if fallback is None and not in_use:
                 fallback = live
         return fallback
+
+    def _attended(self, live: LiveMatch) -> bool:
+        """Whether a player is still in ``live``'s post-game room: there, and it is among the
+        :data:`ATTENDED_ROOMS` matches they finished last."""
+        for player, here in zip(live.match.seats, live.match.connected, strict=True):
+            if player is None or not here:
+                continue
+            finished = (self.matches.get(match_id) for match_id in reversed(self._seated.get(player.id, {})))
+            recent = itertools.islice(
+                (other for other in finished if other and other.match.is_over), ATTENDED_ROOMS
+            )
+            if any(other is live for other in recent):
+                return True
+        return False
 
     def _expire_later(self, live: LiveMatch) -> None:
         if live.expiry is None:

@@ -243,6 +243,27 @@ async def test_a_post_game_room_outlasts_a_flood_of_watched_finished_matches(
         assert (state["status"], state["you"]) == ("live", seat)
 
 
+async def test_a_pair_that_stays_in_many_finished_matches_holds_only_its_last_rooms(
+    start_server: StartServer, connect: Connect
+) -> None:
+    """A pair that finishes game after game and follows them all is in its last 3 rooms, not in every
+    one: the others go before the room another pair is still in."""
+    arena = await start_server(max_finished_in_memory=4)
+    alice, bob = await pair(arena, connect)
+    room = (await open_match(alice, bob, "tictactoe"))["match_id"]
+    await alice.request("resign", match_id=room)
+    await bob.expect(type_="ended", match_id=room)
+    xena, yann = await connect.player(arena, "Xena"), await connect.player(arena, "Yann")
+    theirs = []
+    for _ in range(6):  # each followed by both to the end of the test
+        match_id = (await open_match(xena, yann, "tictactoe"))["match_id"]
+        assert (await yann.request("resign", match_id=match_id))["type"] == "ended"
+        theirs.append(match_id)
+    assert finished_in_memory(arena) == {room, *theirs[-3:]}
+    assert (await alice.request("rematch.offer", match_id=room))["type"] == "rematch.offered"
+    await bob.expect(type_="rematch.offered", match_id=room)
+
+
 def hold_the_next_commit(monkeypatch: pytest.MonkeyPatch) -> tuple[asyncio.Event, asyncio.Event]:
     """Make the next commit wait until the second event is set; the first is set once it waits. Later
     commits go through."""
