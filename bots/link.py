@@ -20,7 +20,7 @@ from typing import Protocol
 
 import msgspec
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
 from bots import wire
 
@@ -39,6 +39,26 @@ DROPPED = (OSError, ConnectionClosed, InvalidHandshake, TimeoutError, wire.Malfo
 
 BAD_TOKEN = "bad_token"
 """The error code of a ``hello`` whose token the server does not know: start again as a new player."""
+
+
+class _Refused(msgspec.Struct):
+    message: str
+
+
+class _RefusedBody(msgspec.Struct):
+    error: _Refused
+
+
+def why_dropped(error: BaseException) -> str:
+    """What to log for a connection lost or refused: a refused handshake with the server's own reason,
+    which says what to do (e.g. that this address holds all the connections it may)."""
+    if isinstance(error, InvalidStatus):
+        status = f"the server refused the connection: HTTP {error.response.status_code}"
+        try:
+            return f"{status}: {msgspec.json.decode(error.response.body, type=_RefusedBody).error.message}"
+        except (msgspec.MsgspecError, TypeError):  # (no body, or not ours)
+            return status
+    return str(error) or type(error).__name__
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +154,7 @@ class Link:
             except InvalidURI:
                 raise
             except DROPPED as error:
-                reason = error or type(error).__name__
+                reason = why_dropped(error)
                 in_a_row += 1
                 if in_a_row == UNREACHABLE_WARNING_AFTER or in_a_row % UNREACHABLE_WARNING_EVERY == 0:
                     log.warning("%s: cannot reach %s (%d attempts in a row, the last: %s); still trying",

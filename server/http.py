@@ -120,7 +120,7 @@ class HttpFront:
         if not self.quota.may_connect(self.quota.client_of(connection.remote_address, headers)):
             self.metrics.connections_refused_total += 1
             message = (
-                f"your address holds {self.quota.max_connections} connections, the most it may: "
+                f"your address holds as many connections as it may ({self.quota.max_connections}): "
                 "close one, then connect again"
             )
             raise HttpError(http.HTTPStatus.TOO_MANY_REQUESTS, ErrorCode.RATE_LIMITED, message)

@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 import pytest
+from support.fixtures import Connect, StartServer
 from support.process import free_port
 from websockets.asyncio.server import ServerConnection, serve
 
@@ -337,3 +338,24 @@ async def test_a_link_that_cannot_reach_its_server_says_so_as_a_warning(
     ]
     warning = next(record.getMessage() for record in caplog.records if record.levelno == logging.WARNING)
     assert "cannot reach ws://127.0.0.1:" in warning and "3 attempts in a row" in warning
+
+
+async def test_a_refused_connection_is_logged_with_the_servers_reason(
+    start_server: StartServer, connect: Connect, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A fleet on another machine with more bots than the server lets one address connect hears why."""
+    arena = await start_server(max_connections_per_address=1, uncapped_networks=())
+    await connect(arena)  # the address's one connection
+    link = Link(arena.ws_url, "crowded", Silent(), backoff=Backoff(initial_s=0.01, max_s=0.01))
+    with caplog.at_level(logging.INFO, logger="bots.link"):
+        running = asyncio.create_task(link.run())
+        try:
+            while not link.failures:
+                await asyncio.sleep(0.01)
+        finally:
+            running.cancel()
+    said = next(record.getMessage() for record in caplog.records if record.name == "bots.link")
+    assert (
+        "the server refused the connection: HTTP 429: your address holds as many connections as it may (1)"
+        in said
+    ), said
