@@ -33,10 +33,10 @@ PRIVATE_NETWORKS = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7")
 """RFC 1918 and unique local addresses: a data centre's or a compose file's own network."""
 IPV6_CLIENT_PREFIX = 64
 """An IPv6 client is its /64: a host or home is given one, and picks addresses in it at will."""
-MAX_NEW_PLAYER_BUCKETS = 50_000
-"""New-player allowances remembered at most (some 10 MB): past that the least recently used is forgotten,
+MAX_BUCKETS = 50_000
+"""Allowances of one kind remembered at most (some 10 MB): past that the least recently used is forgotten,
 in constant time, so that a client with many addresses (an IPv6 /48 holds 65,536 /64s) can neither grow
-memory without bound nor make each ``hello`` a pass over all of them."""
+memory without bound nor make each request a pass over all of them."""
 UNREADABLE_CLIENT = ipaddress.IPv4Address("0.0.0.0")
 """Who a client is when a trusted proxy names it in a way that is not an address (``unknown``, garbage):
 all such clients share one allowance, capped and kept from ``/metrics``, rather than pass for the proxy."""
@@ -107,18 +107,40 @@ def client_key(address: Address) -> str:
 
 
 @dataclass(slots=True)
+class Allowance:
+    """A rate limit per client key (:class:`TokenBucket`: ``burst`` at once, ``rate_per_s`` after)."""
+
+    rate_per_s: float
+    burst: int
+    _buckets: OrderedDict[str, TokenBucket] = field(default_factory=OrderedDict)
+    """Least recently used first, at most :data:`MAX_BUCKETS`."""
+
+    def take(self, key: str, now: float) -> bool:
+        """Spend one of ``key``'s, if it has one left."""
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            if len(self._buckets) >= MAX_BUCKETS:
+                self._buckets.popitem(last=False)
+            bucket = self._buckets[key] = TokenBucket(self.rate_per_s, self.burst)
+        else:
+            self._buckets.move_to_end(key)
+        return bucket.take(now)
+
+    def __len__(self) -> int:
+        return len(self._buckets)
+
+
+@dataclass(slots=True)
 class AddressQuota:
-    """Connections held and players made, by client address (see :func:`client_key`)."""
+    """Connections held, players made and API requests, by client address (see :func:`client_key`)."""
 
     max_connections: int
     """At once, per address; 0: no cap."""
-    new_players_per_hour: float
-    new_players_burst: int
+    new_players: Allowance
+    api_requests: Allowance
     uncapped: tuple[Network, ...]
     trusted_proxies: tuple[Network, ...] = ()
     connections: dict[str, int] = field(default_factory=dict)
-    _new_players: OrderedDict[str, TokenBucket] = field(default_factory=OrderedDict)
-    """By :func:`client_key`, least recently used first."""
 
     def client_of(self, remote_address: object, headers: Headers) -> Address | None:
         """The client of a request from ``remote_address`` (a socket's ``(host, port, ...)``)."""
@@ -164,14 +186,9 @@ class AddressQuota:
     def may_create_player(self, address: Address | None, now: float) -> bool:
         """Spend one of the address's new players, if it has one left."""
         key = self.key_of(address)
-        if key is None:
-            return True
-        bucket = self._new_players.get(key)
-        if bucket is None:
-            if len(self._new_players) >= MAX_NEW_PLAYER_BUCKETS:
-                self._new_players.popitem(last=False)
-            rate_per_s = self.new_players_per_hour / 3600
-            bucket = self._new_players[key] = TokenBucket(rate_per_s, self.new_players_burst)
-        else:
-            self._new_players.move_to_end(key)
-        return bucket.take(now)
+        return key is None or self.new_players.take(key, now)
+
+    def may_query_api(self, address: Address | None, now: float) -> bool:
+        """Spend one of the address's API requests (each may read the database), if it has one left."""
+        key = self.key_of(address)
+        return key is None or self.api_requests.take(key, now)

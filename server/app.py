@@ -29,7 +29,7 @@ from websockets.frames import CloseCode
 
 from games import GAMES
 from server import protocol
-from server.addresses import AddressQuota, parse_networks
+from server.addresses import AddressQuota, Allowance, parse_networks
 from server.bot_catalog import BotCatalog
 from server.bus import EventBus, bus_from_url
 from server.clock import TimeControl, describe
@@ -82,8 +82,8 @@ class Server:
         self.bot_catalog = BotCatalog()
         self.quota = AddressQuota(
             config.max_connections_per_address,
-            config.new_players_per_hour,
-            config.new_players_burst,
+            new_players=Allowance(config.new_players_per_hour / 3600, config.new_players_burst),
+            api_requests=Allowance(config.api_rate_per_s, config.api_burst),
             uncapped=parse_networks(config.uncapped_networks),
             trusted_proxies=parse_networks(config.trusted_proxies),
         )
@@ -96,6 +96,7 @@ class Server:
             self.bot_catalog,
             self.quota,
             parse_networks(config.metrics_networks),
+            now,
         )
         self._websockets: WebSocketServer | None = None
         self._lobby_task: asyncio.Task[None] | None = None

@@ -68,8 +68,13 @@ class ServerConfig:
     """Players one address may make (``hello`` with a name) per hour, sustained ..."""
     new_players_burst: int = 30
     """... and at once: a class joining together. Returning players (``hello`` with a token) are free."""
+    api_rate_per_s: float = 20.0
+    """Requests to ``/api/...`` one address may make per second, sustained (each may read the database;
+    a WebSocket's requests have their own limit above) ..."""
+    api_burst: int = 60
+    """... and at once: the finished-games page and a replay make a few each."""
     uncapped_networks: tuple[str, ...] = LOOPBACK_NETWORKS
-    """Addresses never held to the two allowances above: this host (its fleet, load generators, tests), and
+    """Addresses never held to the allowances above: this host (its fleet, load generators, tests), and
     whatever else an operator names, e.g. a bot fleet on another machine."""
     trusted_proxies: tuple[str, ...] = ()
     """Reverse proxies whose ``X-Forwarded-For`` names the client. Behind one not named here, every client
@@ -104,6 +109,8 @@ class ServerConfig:
             raise ValueError("max_connections_per_address must be 0 (no cap) or more")
         if self.new_players_per_hour <= 0 or self.new_players_burst < 1:
             raise ValueError("new players per hour and their burst must be positive")
+        if self.api_rate_per_s <= 0 or self.api_burst < 1:
+            raise ValueError("API requests per second and their burst must be positive")
 
     @property
     def http_url(self) -> str:

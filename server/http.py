@@ -51,6 +51,15 @@ PLACEHOLDER_PAGE = """<!doctype html>
 _json = msgspec.json.Encoder()
 
 
+def _parts(path: str) -> list[str]:
+    """The segments of ``path``, empty ones dropped (``//api/games`` is ``/api/games``)."""
+    return [part for part in path.split("/") if part]
+
+
+def _is_api(path: str) -> bool:
+    return _parts(path)[:1] == ["api"]
+
+
 class HttpError(Exception):
     def __init__(self, status: http.HTTPStatus, code: ErrorCode, message: str) -> None:
         super().__init__(message)
@@ -72,6 +81,7 @@ class HttpFront:
         bot_catalog: BotCatalog,
         quota: AddressQuota,
         metrics_readers: tuple[Network, ...],
+        now: Callable[[], float],
     ) -> None:
         self.store = store
         self.metrics = metrics
@@ -83,6 +93,7 @@ class HttpFront:
         """Who a request comes from, and how many connections that client may hold."""
         self.metrics_readers = metrics_readers
         """Clients that may read ``/metrics``."""
+        self.now = now
         self.allowed_origins: frozenset[str] | None = frozenset()
         """Browser origins that may open a WebSocket (``None``: any); clients that send none always may."""
 
@@ -94,6 +105,8 @@ class HttpFront:
                 return None
             if url.path == "/metrics":
                 return self._metrics(connection, request.headers)
+            if _is_api(url.path):
+                self._check_api_rate(connection, request.headers)
             # Blank values kept: ``?limit=`` is present, and refused, not taken for an absent limit.
             query = parse_qs(url.query, keep_blank_values=True)
             return await self._route(url.path, query, request.headers)
@@ -104,10 +117,10 @@ class HttpFront:
             return _json_response({"error": unavailable}, http.HTTPStatus.SERVICE_UNAVAILABLE)
 
     async def _route(self, path: str, query: dict[str, list[str]], headers: Headers) -> Response:
-        parts = [part for part in path.split("/") if part]
+        parts = _parts(path)
         if path == "/healthz":
             return await self._health()
-        if parts[:1] == ["api"]:
+        if _is_api(path):
             return await self._api(parts[1:], query, headers)
         return self._static(path)
 
@@ -123,6 +136,12 @@ class HttpFront:
                 f"your address holds as many connections as it may ({self.quota.max_connections}): "
                 "close one, then connect again"
             )
+            raise HttpError(http.HTTPStatus.TOO_MANY_REQUESTS, ErrorCode.RATE_LIMITED, message)
+
+    def _check_api_rate(self, connection: ServerConnection, headers: Headers) -> None:
+        if not self.quota.may_query_api(self.quota.client_of(connection.remote_address, headers), self.now()):
+            rate = self.quota.api_requests.rate_per_s
+            message = f"more than {rate:g} API requests a second from your address: slow down"
             raise HttpError(http.HTTPStatus.TOO_MANY_REQUESTS, ErrorCode.RATE_LIMITED, message)
 
     def _metrics(self, connection: ServerConnection, headers: Headers) -> Response:

@@ -10,7 +10,14 @@ from hypothesis import strategies as st
 from websockets.datastructures import Headers
 
 from server import addresses
-from server.addresses import AddressQuota, client_address, client_key, parse_address, parse_networks
+from server.addresses import (
+    AddressQuota,
+    Allowance,
+    client_address,
+    client_key,
+    parse_address,
+    parse_networks,
+)
 
 PROXIES = parse_networks(["10.0.0.0/8", "192.0.2.7"])
 
@@ -18,8 +25,8 @@ PROXIES = parse_networks(["10.0.0.0/8", "192.0.2.7"])
 def quota(**options: object) -> AddressQuota:
     settings: dict[str, object] = {
         "max_connections": 2,
-        "new_players_per_hour": 3600.0,
-        "new_players_burst": 2,
+        "new_players": Allowance(1 / 60, 2),
+        "api_requests": Allowance(10.0, 3),
         "uncapped": parse_networks(["127.0.0.0/8", "::1"]),
         "trusted_proxies": PROXIES,
         **options,
@@ -95,25 +102,28 @@ def test_uncapped_networks_and_a_zero_cap_are_never_refused() -> None:
     assert all(no_cap.connected(parse_address("203.0.113.5")) for _ in range(100))
 
 
-def test_new_players_come_in_a_burst_then_at_the_hourly_rate() -> None:
-    limits, client = quota(new_players_per_hour=60.0), parse_address("203.0.113.5")
+def test_new_players_and_api_requests_come_in_a_burst_then_at_their_rate() -> None:
+    limits, client = quota(), parse_address("203.0.113.5")
     assert limits.may_create_player(client, 0.0) and limits.may_create_player(client, 0.0)
     assert not limits.may_create_player(client, 30.0)
     assert limits.may_create_player(parse_address("203.0.113.6"), 30.0)
     assert limits.may_create_player(client, 61.0) and not limits.may_create_player(client, 62.0)
+    assert all(limits.may_query_api(client, 0.0) for _ in range(3))  # a separate allowance
+    assert not limits.may_query_api(client, 0.05) and limits.may_query_api(client, 0.15)
+    assert all(limits.may_query_api(parse_address("127.0.0.1"), 0.0) for _ in range(100))
 
 
 def test_new_player_allowances_stay_bounded_however_many_addresses_ask(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(addresses, "MAX_NEW_PLAYER_BUCKETS", 10)
-    limits = quota(new_players_burst=1)
+    monkeypatch.setattr(addresses, "MAX_BUCKETS", 10)
+    limits = quota(new_players=Allowance(1 / 60, 1))
     first = parse_address("2001:db8:ffff::1")
     assert limits.may_create_player(first, 0.0)
     for index in range(25):
         assert limits.may_create_player(parse_address(f"2001:db8:{index:x}::1"), 0.0)
         assert not limits.may_create_player(first, 0.0)  # spent, and kept: used most recently
-        assert len(limits._new_players) <= 10
+        assert len(limits.new_players) <= 10
     assert not limits.may_create_player(parse_address("2001:db8:18::1"), 0.0)  # the newest are held
     assert limits.may_create_player(parse_address("2001:db8:0::1"), 0.0)  # the least recently used went
 
