@@ -92,8 +92,8 @@ class ServerConfig:
     """How long a finished match stays in memory (for rematches and late watchers)."""
     max_finished_in_memory: int = 2000
     """... and how many may (the ones played here and the ones loaded for a ``match.watch``): beyond it the
-    least recently used that no player is still in (one of the last 3 they finished) goes first, kept in
-    the store and loaded again when asked for. Without it, watching every finished match id would hold
+    least recently used that no player is still in (one of the last 3 finished they follow) goes first, kept
+    in the store and loaded again when asked for. Without it, watching every finished match id would hold
     them all. 2,000 is ten minutes of a server ending three matches a second, some 100 MB at 50 kB a match
     (15 to 200 kB: tic-tac-toe to a long checkers game, with its event log). The match just added always
     stays: 0 keeps only that one."""

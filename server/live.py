@@ -96,12 +96,18 @@ TICK_RETRY_S = 1.0
 EXPIRY_RETRY_S = 1.0
 """How long the end of a finished match's time in memory is put off while a request acts on it."""
 ATTENDED_ROOMS = 3
-"""How many of the matches a player finished last they count as still in, while they follow them: the
-room of a game just over (a rematch to offer, a word to say), not the hundreds a pair could finish and
-keep following to make every other pair's room go first."""
+"""How many of the finished matches a player follows (the last they took a seat in) count as rooms they
+are still in: the room of a game just over (a rematch to offer, a word to say), not the hundreds a pair
+could finish and keep following to make every other pair's room go first."""
 EVICTION_SCAN = 16
 """How many of the least recently used finished matches are looked at for one to forget: a bound on the
 work of making room, even when every one has a player still there (see :meth:`MatchHost._least_needed`)."""
+
+
+def _is_here(live: LiveMatch, player_id: str) -> bool:
+    """Whether ``player_id`` holds a seat in ``live`` and is there (a connection of theirs follows it)."""
+    seat = live.match.seat_of(player_id)
+    return seat is not None and live.match.connected[seat]
 
 
 def new_id() -> str:
@@ -794,16 +800,18 @@ class MatchHost:
         return fallback
 
     def _attended(self, live: LiveMatch) -> bool:
-        """Whether a player is still in ``live``'s post-game room: there, and it is among the
-        :data:`ATTENDED_ROOMS` matches they finished last."""
+        """Whether a player is still in ``live``'s post-game room: of the finished matches they follow,
+        it is one of the :data:`ATTENDED_ROOMS` they took a seat in last. (Only the ones they follow:
+        finished matches of theirs that others load to watch must not push their own room out.)"""
         for player, here in zip(live.match.seats, live.match.connected, strict=True):
             if player is None or not here:
                 continue
-            finished = (self.matches.get(match_id) for match_id in reversed(self._seated.get(player.id, {})))
-            recent = itertools.islice(
-                (other for other in finished if other and other.match.is_over), ATTENDED_ROOMS
+            rooms = (
+                other
+                for other in map(self.matches.get, reversed(self._seated.get(player.id, {})))
+                if other is not None and other.match.is_over and _is_here(other, player.id)
             )
-            if any(other is live for other in recent):
+            if any(other is live for other in itertools.islice(rooms, ATTENDED_ROOMS)):
                 return True
         return False
 

@@ -264,6 +264,37 @@ async def test_a_pair_that_stays_in_many_finished_matches_holds_only_its_last_ro
     await bob.expect(type_="rematch.offered", match_id=room)
 
 
+async def test_a_players_old_matches_loaded_by_others_do_not_push_out_their_room(
+    start_server: StartServer, connect: Connect
+) -> None:
+    """Someone watching a player's old games loads them after the player's room: the player does not
+    follow them, so they do not count among the rooms the player is in."""
+    arena = await start_server(max_finished_in_memory=4)
+    alice, bob = await pair(arena, connect)
+    old = []
+    for _ in range(3):
+        match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
+        assert (await bob.request("resign", match_id=match_id))["type"] == "ended"
+        for client in (alice, bob):
+            assert (await client.request("match.leave", match_id=match_id))["type"] == "ok"
+        old.append(match_id)
+    room = (await open_match(alice, bob, "tictactoe"))["match_id"]
+    await alice.request("resign", match_id=room)
+    await bob.expect(type_="ended", match_id=room)
+    others = await finished_and_left(arena, connect, 3)  # Alice's old games make room for these
+    assert finished_in_memory(arena) == {room, *(match_id for match_id, _ in others)}
+    spectator = await connect.player(arena, "Sam")
+    for match_id in old:  # loaded again, after the room
+        assert (await spectator.request("match.watch", match_id=match_id))["status"] == "finished"
+    assert finished_in_memory(arena) == {room, *old}
+    for match_id in old:  # watched again: the room is now the least recently used
+        assert (await spectator.request("match.watch", match_id=match_id))["status"] == "finished"
+    await finished_and_left(arena, connect, 1)  # room for one more: an old game goes, not the room
+    assert room in finished_in_memory(arena)
+    assert (await alice.request("rematch.offer", match_id=room))["type"] == "rematch.offered"
+    await bob.expect(type_="rematch.offered", match_id=room)
+
+
 def hold_the_next_commit(monkeypatch: pytest.MonkeyPatch) -> tuple[asyncio.Event, asyncio.Event]:
     """Make the next commit wait until the second event is set; the first is set once it waits. Later
     commits go through."""
