@@ -52,7 +52,7 @@ _json = msgspec.json.Encoder()
 
 
 def _parts(path: str) -> list[str]:
-    """The segments of ``path``, empty ones dropped (``//api/games`` is ``/api/games``)."""
+    """The segments of ``path``, empty ones dropped (``/api//games`` is ``/api/games``)."""
     return [part for part in path.split("/") if part]
 
 
