@@ -2,8 +2,9 @@
 
 A per-connection rate limit (:class:`server.connection.TokenBucket`) is
 sidestepped by opening more connections, and each ``hello`` with a name makes a
-stored player. So one address may hold only so many connections at once and
-make new players only so fast. Clients behind one address share its allowance:
+stored player, and each request to the HTTP API may read the database. So one
+address may hold only so many connections at once, and make new players and
+API requests only so fast. Clients behind one address share its allowances:
 an IPv6 client counts by its /64, the block a single host or home is given, or
 a client with a fresh address for each connection would get a fresh allowance.
 
