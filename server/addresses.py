@@ -3,8 +3,9 @@
 A per-connection rate limit (:class:`server.connection.TokenBucket`) is
 sidestepped by opening more connections, and each ``hello`` with a name makes a
 stored player, and each request to the HTTP API may read the database. So one
-address may hold only so many connections at once, and make new players and
-API requests only so fast. Clients behind one address share its allowances:
+address may hold only so many connections at once (and as many sockets that
+have not sent their request yet), and make new players and API requests only
+so fast. Clients behind one address share its allowances:
 an IPv6 client counts by its /64, the block a single host or home is given, or
 a client with a fresh address for each connection would get a fresh allowance.
 
@@ -16,11 +17,14 @@ host's own fleet, load generators and tests) are never limited.
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
+from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 
 from server.connection import TokenBucket
@@ -132,22 +136,63 @@ class Allowance:
 
 
 @dataclass(slots=True)
+class Holdings:
+    """How many of something each client key holds at once: at most ``cap`` (0: no cap)."""
+
+    cap: int
+    held: dict[str, int] = field(default_factory=dict)
+    """Only keys that hold one or more."""
+
+    def fits(self, key: str | None) -> bool:
+        """Whether ``key`` may take one more (``None``: uncounted, always)."""
+        return key is None or not self.cap or self.held.get(key, 0) < self.cap
+
+    def take(self, key: str | None) -> bool:
+        """Count one in; ``False`` (and not counted) if ``key`` holds its cap already: checks made at
+        once by :meth:`fits` may all have passed, and only the first ones may stay."""
+        if key is None:
+            return True
+        held = self.held.get(key, 0)
+        if self.cap and held >= self.cap:
+            return False
+        self.held[key] = held + 1
+        return True
+
+    def give_back(self, key: str | None) -> None:
+        """Count out one that :meth:`take` counted in."""
+        if key is None:
+            return
+        held = self.held.get(key, 0) - 1
+        if held > 0:
+            self.held[key] = held
+        else:
+            self.held.pop(key, None)
+
+
+@dataclass(slots=True)
 class AddressQuota:
-    """Connections held, players made and API requests, by client address (see :func:`client_key`)."""
+    """Connections held, handshakes under way, players made and API requests, by client address (see
+    :func:`client_key`)."""
 
     max_connections: int
-    """At once, per address; 0: no cap."""
+    """At once, per address, and as many handshakes under way besides; 0: no cap."""
     new_players: Allowance
     api_requests: Allowance
     uncapped: tuple[Network, ...]
     trusted_proxies: tuple[Network, ...] = ()
-    connections: dict[str, int] = field(default_factory=dict)
+    connections: Holdings = field(init=False)
+    """WebSocket connections open, by client (behind a trusted proxy, the client it names)."""
+    openings: Holdings = field(init=False)
+    """Sockets whose HTTP request is not read yet, by the socket's peer (see :class:`CountedConnection`)."""
+
+    def __post_init__(self) -> None:
+        self.connections = Holdings(self.max_connections)
+        self.openings = Holdings(self.max_connections)
 
     def client_of(self, remote_address: object, headers: Headers) -> Address | None:
         """The client of a request from ``remote_address`` (a socket's ``(host, port, ...)``)."""
-        peer = remote_address[0] if isinstance(remote_address, tuple) and remote_address else None
         forwarded_for = ",".join(headers.get_all(FORWARDED_FOR))
-        return client_address(peer if isinstance(peer, str) else None, forwarded_for, self.trusted_proxies)
+        return client_address(_host_of(remote_address), forwarded_for, self.trusted_proxies)
 
     def key_of(self, address: Address | None) -> str | None:
         """What ``address``'s allowances are counted by (see :func:`client_key`); ``None`` if it has no
@@ -156,33 +201,24 @@ class AddressQuota:
             return None
         return client_key(address)
 
+    def peer_key(self, remote_address: object) -> str | None:
+        """What a socket's handshake counts against before its request is read: its peer's key, or
+        ``None`` for a trusted proxy (its clients are told apart only by the request's headers)."""
+        peer = parse_address(_host_of(remote_address))
+        return None if in_networks(peer, self.trusted_proxies) else self.key_of(peer)
+
     def may_connect(self, address: Address | None) -> bool:
         """Whether one more connection from ``address`` fits in its allowance."""
-        key = self.key_of(address)
-        return key is None or not self.max_connections or self.connections.get(key, 0) < self.max_connections
+        return self.connections.fits(self.key_of(address))
 
     def connected(self, address: Address | None) -> bool:
         """Count a connection in; ``False`` (and not counted) if it is over the cap: handshakes under way
         at once all passed :meth:`may_connect`, and only the first ones may stay."""
-        key = self.key_of(address)
-        if key is None:
-            return True
-        held = self.connections.get(key, 0)
-        if self.max_connections and held >= self.max_connections:
-            return False
-        self.connections[key] = held + 1
-        return True
+        return self.connections.take(self.key_of(address))
 
     def disconnected(self, address: Address | None) -> None:
         """Count out a connection that :meth:`connected` counted in."""
-        key = self.key_of(address)
-        if key is None:
-            return
-        held = self.connections.get(key, 0) - 1
-        if held > 0:
-            self.connections[key] = held
-        else:
-            self.connections.pop(key, None)
+        self.connections.give_back(self.key_of(address))
 
     def may_create_player(self, address: Address | None, now: float) -> bool:
         """Spend one of the address's new players, if it has one left."""
@@ -193,3 +229,46 @@ class AddressQuota:
         """Spend one of the address's API requests (each may read the database), if it has one left."""
         key = self.key_of(address)
         return key is None or self.api_requests.take(key, now)
+
+
+def _host_of(remote_address: object) -> str | None:
+    """The host of a socket's ``(host, port, ...)``; ``None`` for anything else (a Unix socket's ``""``)."""
+    host = remote_address[0] if isinstance(remote_address, tuple) and remote_address else None
+    return host if isinstance(host, str) else None
+
+
+class CountedConnection(ServerConnection):
+    """A server connection that counts against its peer's handshakes under way from the moment its
+    socket is accepted until its HTTP request is read, and is dropped at once past the cap.
+
+    A socket that sends nothing, or a byte at a time, holds a file descriptor until websockets'
+    ``open_timeout``; counted only once its request is read, one address could open thousands of them
+    and leave the server none. ``quota`` comes as a keyword: ``serve(create_connection=partial(...))``.
+    """
+
+    def __init__(self, *args: Any, quota: AddressQuota, refused: Callable[[], None], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._quota = quota
+        self._refused = refused
+        self._opening: str | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        key = self._quota.peer_key(transport.get_extra_info("peername"))
+        if not self._quota.openings.take(key):
+            self._refused()
+            transport.abort()  # (the handshake then ends at once, and quietly: nothing was read)
+            return
+        self._opening = key
+
+    async def handshake(self, *args: Any, **kwargs: Any) -> None:
+        # The handshake's first step waits for the request, or for the socket to close; the count ends
+        # there, or if the wait is cancelled (``open_timeout``, the server closing).
+        try:
+            await asyncio.wait(
+                (self.request_rcvd, self.connection_lost_waiter), return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            self._quota.openings.give_back(self._opening)
+            self._opening = None
+        await super().handshake(*args, **kwargs)

@@ -29,7 +29,7 @@ from websockets.frames import CloseCode
 
 from games import GAMES
 from server import protocol
-from server.addresses import AddressQuota, Allowance, parse_networks
+from server.addresses import AddressQuota, Allowance, CountedConnection, parse_networks
 from server.bot_catalog import BotCatalog
 from server.bus import EventBus, bus_from_url
 from server.clock import TimeControl, describe
@@ -143,6 +143,9 @@ class Server:
             self.config.host,
             self.config.port,
             process_request=self.http,
+            create_connection=partial(  # type: ignore[arg-type]  # (a factory of them)
+                CountedConnection, quota=self.quota, refused=self._refused_at_accept
+            ),
             compression=None,
             max_size=self.config.max_frame_bytes,
             origins=None,
@@ -202,6 +205,9 @@ class Server:
         return frozenset(origins)
 
     # ----------------------------------------------------------------- connections
+
+    def _refused_at_accept(self) -> None:
+        self.metrics.connections_refused_total += 1
 
     async def _serve_connection(self, websocket: ServerConnection) -> None:
         assert websocket.request is not None  # (the handshake is done)

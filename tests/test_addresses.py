@@ -91,12 +91,27 @@ def test_one_address_holds_at_most_its_connections_and_gets_them_back() -> None:
     for _ in range(2):
         limits.disconnected(client)
     limits.disconnected(other)
-    assert limits.connections == {}  # nothing kept for addresses that hold nothing
+    assert limits.connections.held == {}  # nothing kept for addresses that hold nothing
+
+
+def test_a_handshake_counts_against_the_socket_peer_unless_it_is_a_trusted_proxy() -> None:
+    limits = quota()
+    assert limits.peer_key(("203.0.113.5", 40000)) == "203.0.113.5"
+    assert limits.peer_key(("2001:db8:1:2:3::9", 40000, 0, 0)) == "2001:db8:1:2::/64"
+    assert limits.peer_key(("::ffff:203.0.113.9", 40000, 0, 0)) == "203.0.113.9"
+    assert limits.peer_key(("10.1.2.3", 40000)) is None  # a trusted proxy: its clients are told apart later
+    assert limits.peer_key(("127.0.0.1", 40000)) is None  # uncapped
+    assert limits.peer_key("") is None  # a Unix socket's peer
+    key = limits.peer_key(("203.0.113.5", 40000))
+    assert limits.openings.take(key) and limits.openings.take(key) and not limits.openings.take(key)
+    assert limits.connected(parse_address("203.0.113.5"))  # connections are a count of their own
+    limits.openings.give_back(key)
+    assert limits.openings.held == {"203.0.113.5": 1}
 
 
 def test_uncapped_networks_and_a_zero_cap_are_never_refused() -> None:
     limits, local = quota(), parse_address("127.0.0.1")
-    assert all(limits.connected(local) for _ in range(100)) and limits.connections == {}
+    assert all(limits.connected(local) for _ in range(100)) and limits.connections.held == {}
     assert all(limits.may_create_player(local, 0.0) for _ in range(100))
     no_cap = quota(max_connections=0)
     assert all(no_cap.connected(parse_address("203.0.113.5")) for _ in range(100))
@@ -148,4 +163,4 @@ def test_the_count_is_what_was_let_in_and_not_yet_out(steps: list[tuple[bool, in
             limits.disconnected(address)
             held[client] -= 1
         assert held[client] <= 3
-        assert limits.connections == {f"203.0.113.{index}": n for index, n in enumerate(held) if n}
+        assert limits.connections.held == {f"203.0.113.{index}": n for index, n in enumerate(held) if n}

@@ -14,7 +14,7 @@ import contextlib
 import hashlib
 import json
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from support.fuzz_arena import api_get, stored_rows
 from support.play import decisive_game, open_match, play_moves
 from support.process import ServerProcess
 from test_server_http import http_get
-from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.exceptions import ConnectionClosed, InvalidMessage, InvalidStatus
 from websockets.frames import CloseCode
 
 from plyarena.commands import serve
@@ -274,7 +274,7 @@ async def test_one_address_holds_only_so_many_connections(
     ] == "welcome"
     await held.pop().close()
     for _ in range(100):  # (the server counts the close once its handler has seen it)
-        if arena.quota.connections.get("203.0.113.5") == 2:
+        if arena.quota.connections.held.get("203.0.113.5") == 2:
             break
         await asyncio.sleep(0.01)
     assert (await (await connect(arena, **behind_proxy("203.0.113.5"))).hello("Back"))["type"] == "welcome"
@@ -285,6 +285,7 @@ async def test_handshakes_at_once_cannot_pass_the_cap_together(
     start_server: StartServer, connect: Connect, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     arena = await start_server(max_connections_per_address=3, uncapped_networks=())
+    arena.quota.openings.cap = 0  # (twelve handshakes at once: this test is about the connections)
     # As if all twelve were checked before any of them was counted: the count itself must hold the line.
     monkeypatch.setattr(AddressQuota, "may_connect", lambda quota, address: True)
     clients = await asyncio.gather(*(connect(arena) for _ in range(12)))
@@ -294,7 +295,56 @@ async def test_handshakes_at_once_cannot_pass_the_cap_together(
             welcomed += (await client.request("hello", name=f"Racer {index}"))["type"] == "welcome"
     closed = [client.websocket.close_code for client in clients if client.websocket.close_code is not None]
     assert welcomed == 3 and closed == [CloseCode.TRY_AGAIN_LATER] * 9, (welcomed, closed)
-    assert arena.quota.connections == {"127.0.0.1": 3}
+    assert arena.quota.connections.held == {"127.0.0.1": 3}
+
+
+async def test_sockets_that_send_no_request_count_against_their_address(
+    start_server: StartServer, connect: Connect
+) -> None:
+    arena = await start_server(max_connections_per_address=3, uncapped_networks=())
+    silent = [await asyncio.open_connection("127.0.0.1", arena.port) for _ in range(3)]
+    await until(lambda: arena.quota.openings.held == {"127.0.0.1": 3})
+    # A fourth socket is dropped as soon as it is accepted, before it can send anything.
+    reader, writer = await asyncio.open_connection("127.0.0.1", arena.port)
+    assert await reader.read() == b""
+    writer.close()
+    with pytest.raises(InvalidMessage):  # (no HTTP response: the socket closed first)
+        await connect(arena)
+    # One that sends its request stops counting as a handshake under way, and one that closes gives its
+    # place back: a client opens again.
+    _, slow_writer = silent.pop()
+    slow_writer.write(b"GET /healthz HTTP/1.1\r\nHost: arena\r\n\r\n")
+    _, closing_writer = silent.pop()
+    closing_writer.close()
+    await until(lambda: arena.quota.openings.held == {"127.0.0.1": 1})
+    assert (await (await connect(arena)).hello("Patient"))["type"] == "welcome"
+    assert "plyarena_connections_refused_total 2" in arena.metrics.render(None)
+    for _, writer in silent:
+        writer.close()
+    await until(lambda: arena.quota.openings.held == {})
+    slow_writer.close()
+
+
+async def test_a_trusted_proxys_sockets_are_told_apart_only_by_their_requests(
+    start_server: StartServer, connect: Connect
+) -> None:
+    arena = await start_server(
+        max_connections_per_address=3, uncapped_networks=(), trusted_proxies=("127.0.0.1",)
+    )
+    silent = [await asyncio.open_connection("127.0.0.1", arena.port) for _ in range(5)]
+    assert (await (await connect(arena, **behind_proxy("203.0.113.7"))).hello("Proxied"))["type"] == "welcome"
+    assert arena.quota.openings.held == {}
+    for _, writer in silent:
+        writer.close()
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    """Wait for the server's event loop to get to what ``condition`` checks (shared with it, in process)."""
+    for _ in range(200):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    assert condition()
 
 
 async def test_one_address_makes_new_players_only_so_fast(

@@ -104,8 +104,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=options.non_negative_int,
         default=MAX_CONNECTIONS_PER_ADDRESS,
         metavar="N",
-        help="connections one client address (IPv6: its /64) may hold at once; 0: no cap "
-        f"(default {MAX_CONNECTIONS_PER_ADDRESS})",
+        help="connections one client address (IPv6: its /64) may hold at once, and as many again opening; "
+        f"0: no cap (default {MAX_CONNECTIONS_PER_ADDRESS})",
     )
     for flag, field, _, what in NETWORK_OPTIONS:
         parser.add_argument(
