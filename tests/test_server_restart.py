@@ -13,6 +13,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from pg_scratch import temporary_postgres_database
+from sqlalchemy import text
 from support.client import ArenaClient
 from support.fixtures import Connect
 from support.play import decisive_game, play_moves
@@ -22,7 +24,9 @@ from games import get_game
 from server.app import running_server
 from server.config import ServerConfig
 from server.errors import ServerStartError
-from server.storage import InstanceTakenError, Store
+from server.storage import InstanceTakenError, StorageError, Store
+from server.storage import store as store_module
+from server.storage.engine import create_engine
 
 MATCHES = {  # game -> (time control, moves to play before the crash)
     "tictactoe": ("untimed", ["a1", "a2", "b1"]),  # then X's b2 is in flight, and O's c1 wins
@@ -172,6 +176,72 @@ async def test_a_second_server_under_the_same_instance_id_is_refused(arena_db_ur
             pass  # another id is another claim
     async with running_server(config):
         pass  # released with the first server
+
+
+async def cut_off_every_other_connection(url: str) -> None:
+    """What a PostgreSQL restart or failover does to a server's connections, and to its claim."""
+    admin = create_engine(url, pooled=False)
+    async with admin.connect() as connection:
+        await connection.execute(
+            text(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        )
+    await admin.dispose()
+
+
+async def test_a_postgresql_claim_lost_with_its_connection_is_taken_again_at_once(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_module, "CLAIM_CHECK_S", 0.1)
+    with temporary_postgres_database(postgres_url, "claim") as url:
+        async with await Store.open(url) as first:
+            await first.claim_instance("cut-off")
+            await cut_off_every_other_connection(url)
+            # The idle writer finds its connection gone, and takes the claim again on a new one.
+            for _ in range(100):
+                if await advisory_locks_held(url) == 1:
+                    break
+                await asyncio.sleep(0.05)
+            async with await Store.open(url) as second:
+                with pytest.raises(InstanceTakenError):
+                    await second.claim_instance("cut-off")
+            assert not first.claim_lost.is_set()
+            assert (await first.create_player("Still here", "a" * 64)).name == "Still here"
+
+
+async def advisory_locks_held(url: str) -> int:
+    admin = create_engine(url, pooled=False)
+    async with admin.connect() as connection:
+        held = await connection.scalar(
+            text(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+                " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+            )
+        )
+    await admin.dispose()
+    return int(held or 0)
+
+
+async def test_a_postgresql_claim_taken_by_another_server_meanwhile_stops_every_write(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two servers must never both write as one instance: the cut-off one refuses every write, and says
+    its claim is lost, so that its server stops."""
+    monkeypatch.setattr(store_module, "CLAIM_CHECK_S", 3600.0)  # (no idle check: the second is first)
+    with temporary_postgres_database(postgres_url, "claim") as url:
+        async with await Store.open(url) as first:
+            await first.claim_instance("taken")
+            await cut_off_every_other_connection(url)
+            async with await Store.open(url) as second:
+                await second.claim_instance("taken")
+                for attempt in range(2):
+                    with pytest.raises(StorageError, match="another server"):
+                        await first.create_player(f"Cut off {attempt}", f"{attempt}" * 64)
+                assert first.claim_lost.is_set()
+                assert await second.player_by_token_hash("0" * 64) is None
+                assert (await second.create_player("Taken over", "b" * 64)).name == "Taken over"
 
 
 def instance_lock_file(database: Path, instance_id: str) -> Path:

@@ -64,7 +64,7 @@ async def run_arena(
         state = open_fleet_state(fleet_args.state or default_fleet_state(config.db_url))
     if stop is None:
         stop = stop_on_signals()
-    async with started_server(config, tune_gc=tune_gc) as server:
+    async with started_server(config, stop, tune_gc=tune_gc) as server:
         print(f"Ply Arena is running at {server.http_url}/", flush=True)
         print(f"  WebSocket endpoint {server.ws_url} (instance {server.config.instance_id})", flush=True)
         if fleet_args is None:

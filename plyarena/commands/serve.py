@@ -191,10 +191,16 @@ def stop_on_signals() -> asyncio.Event:
 
 
 @contextlib.asynccontextmanager
-async def started_server(config: ServerConfig, *, tune_gc: bool) -> AsyncIterator[Server]:
+async def started_server(
+    config: ServerConfig, stop: asyncio.Event, *, tune_gc: bool
+) -> AsyncIterator[Server]:
     """:func:`running_server`, its start-up failures (a port in use, a database not found) told in one
     line; with ``tune_gc``, the process's garbage collector tuned once it has started (see
-    server/limits.py: for a server's own process, not a test's)."""
+    server/limits.py: for a server's own process, not a test's).
+
+    Sets ``stop`` if the server loses its instance to another server (see ``Store.claim_lost``), and
+    then fails with :class:`CommandError` once shut down: two servers must not host the same matches,
+    and a supervisor that restarts this one sees it refused while the other runs."""
     async with contextlib.AsyncExitStack() as stack:
         try:
             server = await stack.enter_async_context(running_server(config))
@@ -202,13 +208,22 @@ async def started_server(config: ServerConfig, *, tune_gc: bool) -> AsyncIterato
             raise CommandError(str(error)) from None
         if tune_gc:
             tune_garbage_collector()
+        lost = server.store.claim_lost
+        watch = asyncio.create_task(lost.wait(), name="plyarena-claim")
+        watch.add_done_callback(lambda _: stop.set() if lost.is_set() else None)
+        stack.callback(watch.cancel)
         yield server
+    if lost.is_set():
+        raise CommandError(
+            f"stopped: another server took instance {config.instance_id!r} while this one was cut off "
+            "from the database"
+        )
 
 
 async def serve_until_stopped(config: ServerConfig) -> int:
     """Serve until SIGINT or SIGTERM, printing where; then shut down cleanly."""
     stop = stop_on_signals()
-    async with started_server(config, tune_gc=True) as server:
+    async with started_server(config, stop, tune_gc=True) as server:
         print(f"Ply Arena is serving at {server.http_url}/", flush=True)
         print(f"  WebSocket endpoint {server.ws_url} (instance {server.config.instance_id})", flush=True)
         await stop.wait()

@@ -164,6 +164,12 @@ class _Write:
 
 INSTANCE_LOCK_SPACE = int.from_bytes(b"plya", "big")
 """The first key of instance locks (``pg_try_advisory_lock(space, hashtext(instance_id))``)."""
+CLAIM_CHECK_S = 2.0
+"""On PostgreSQL, how long the writer's connection (which holds the instance's claim) may sit idle
+before it is checked, and taken again with the claim if it was lost: after an outage the claim is this
+server's again within about this long, before another server started meanwhile can take it."""
+CLAIM_CHECK_TIMEOUT_S = 5.0
+"""How long that check may take (a database that does not answer): the writer has writes to fail."""
 
 
 class Store:
@@ -177,9 +183,15 @@ class Store:
         self._sqlite = _sqlite_batches(engine)
         self._connection: AsyncConnection | None = None
         """The writer's connection on PostgreSQL, kept from batch to batch: taking one from the pool
-        costs a ping and a reset, two more round trips for every commit."""
-        self._claim: AsyncConnection | None = None
-        """The connection that holds this server's instance lock on PostgreSQL (:meth:`claim_instance`)."""
+        costs a ping and a reset, two more round trips for every commit. Once an instance is claimed,
+        it holds the claim: a write is never made without it (see :meth:`_writer_connection`)."""
+        self._instance_id: str | None = None
+        """The instance claimed on PostgreSQL (:meth:`claim_instance`)."""
+        self.claim_lost = asyncio.Event()
+        """Set when the claim, lost with the writer's connection, is found taken by another server: this
+        store then refuses every write, and its server must stop (two would host the same matches)."""
+        self._claim_held = False
+        """Whether the claim was taken once: refused after that, it is lost, not refused at start-up."""
         self._claim_file: int | None = None
         """The descriptor of the lock file that holds it on an SQLite file."""
         self._max_batch = max_batch
@@ -224,31 +236,66 @@ class Store:
         """Hold, while this store is open, the claim that one server runs as ``instance_id``.
 
         Raises :class:`InstanceTakenError` while another server holds it. On PostgreSQL, a session
-        advisory lock on a connection of its own: released when the store closes, or by the database
-        when the process dies (its connection with it). On an SQLite file, an exclusive ``flock`` on a
-        lock file beside it (see :func:`_lock_instance_file`), which the kernel releases when the
-        process dies; :class:`DatabaseOpenError` if that file cannot be opened or locked (say, a
-        read-only directory). An in-memory SQLite database needs none: no other server can reach it.
+        advisory lock on the writer's connection: released when the store closes, or by the database
+        when the process dies or the connection is lost (a restart, a failover). Every write goes
+        through that connection, so none is made without the claim; a lost one is taken again with the
+        next connection, or, if another server took it meanwhile, :attr:`claim_lost` is set. On an
+        SQLite file, an exclusive ``flock`` on a lock file beside it (see :func:`_lock_instance_file`),
+        which the kernel releases when the process dies; :class:`DatabaseOpenError` if that file cannot
+        be opened or locked (say, a read-only directory). An in-memory SQLite database needs none: no
+        other server can reach it.
         """
-        if self._claim is not None or self._claim_file is not None:
+        if self._instance_id is not None or self._claim_file is not None:
             return
         if self.backend == "sqlite":
             path = _sqlite_path(self._engine)
             if path is not None:
                 self._claim_file = _lock_instance_file(path, instance_id)
             return
+        await self._drop_connection()  # (one opened before the claim does not hold it)
+        self._instance_id = instance_id
+        try:
+            await self._writer_connection()
+        except BaseException:
+            self._instance_id = None
+            raise
+
+    async def _writer_connection(self) -> AsyncConnection:
+        """The writer's connection on PostgreSQL, opened if there is none, with the instance's claim
+        taken on it first: raises :class:`InstanceTakenError` if another server holds the claim."""
+        if self._connection is not None:
+            return self._connection
+        instance_id = self._instance_id
+        if instance_id is not None and self.claim_lost.is_set():
+            raise InstanceTakenError(f"another server took instance {instance_id!r} on this database")
         connection = await self._engine.connect()
         try:
-            key = {"space": INSTANCE_LOCK_SPACE, "id": instance_id}
-            claimed = await connection.scalar(text("SELECT pg_try_advisory_lock(:space, hashtext(:id))"), key)
-            await connection.commit()  # (the lock is the session's, not the transaction's)
-        except BaseException:
+            if instance_id is not None:
+                key = {"space": INSTANCE_LOCK_SPACE, "id": instance_id}
+                claim = text("SELECT pg_try_advisory_lock(:space, hashtext(:id))")
+                claimed = await connection.scalar(claim, key)
+                await connection.commit()  # (the lock is the session's, not the transaction's)
+                if not claimed:
+                    raise InstanceTakenError(
+                        f"another server runs as instance {instance_id!r} on this database"
+                    )
+        except BaseException as error:
             await connection.close()
+            if isinstance(error, InstanceTakenError) and self._claim_held:
+                self._lose_claim(instance_id)
             raise
-        if not claimed:
-            await connection.close()
-            raise InstanceTakenError(f"another server runs as instance {instance_id!r} on this database")
-        self._claim = connection
+        self._connection = connection
+        self._claim_held = instance_id is not None
+        return connection
+
+    def _lose_claim(self, instance_id: str | None) -> None:
+        if not self.claim_lost.is_set():
+            log.critical(
+                "lost the claim on instance %r with the database connection, and another server has "
+                "taken it: refusing every write from now on",
+                instance_id,
+            )
+            self.claim_lost.set()
 
     async def close(self) -> None:
         """Commit what is queued, stop the writer and close every connection."""
@@ -261,8 +308,6 @@ class Store:
             if self._sqlite is not None:
                 await self._sqlite.close()
             await self._drop_connection()
-            if self._claim is not None:
-                await self._claim.close()
             if self._claim_file is not None:
                 os.close(self._claim_file)  # (the lock goes with it; the file stays, see _lock_instance_file)
                 self._claim_file = None
@@ -495,7 +540,14 @@ class Store:
                 if self._closing:
                     return []
                 self._wakeup.clear()
-                await self._wakeup.wait()
+                if self._instance_id is None:
+                    await self._wakeup.wait()
+                    continue
+                try:
+                    async with asyncio.timeout(CLAIM_CHECK_S):
+                        await self._wakeup.wait()
+                except TimeoutError:
+                    await self._check_claim()
             batch: list[_Write] = []
             while self._queue and len(batch) < self._max_batch:
                 write = self._queue.popleft()
@@ -546,23 +598,42 @@ class Store:
         started = loop.time()
         rows = batch_rows([part for write in batch for part in write.parts])
         try:
-            connection = self._connection = self._connection or await self._engine.connect()
+            connection = await self._writer_connection()
             async with connection.begin():
                 if len(batch) == 1:
                     await _apply_alone(connection, batch[0].parts)
                 else:
                     await apply_batch(connection, rows)
         except Exception as error:
-            await self._drop_connection()
+            if _is_unavailable(error):
+                await self._drop_connection()  # (it may be broken: the next write opens another)
             if len(batch) > 1:
                 log.info("a batch of %d writes failed (%s); retrying one by one", len(batch), _reason(error))
                 self.stats.split_batches += 1
-            await self._commit_one_by_one(batch)  # each with its own precise error, on pooled connections
+            await self._commit_one_by_one(batch)  # each with its own precise error
             return
         self._succeed(batch, started, loop.time())
 
+    async def _check_claim(self) -> None:
+        """See that the idle writer's connection, and the claim it holds, are still there; if not, open
+        another and take the claim again at once (see :data:`CLAIM_CHECK_S`)."""
+        for _ in range(2):  # (a broken connection, then a new one)
+            try:
+                async with asyncio.timeout(CLAIM_CHECK_TIMEOUT_S):
+                    connection = await self._writer_connection()
+                    async with connection.begin():
+                        await connection.execute(text("SELECT 1"))
+                return
+            except InstanceTakenError:
+                return  # (lost for good: see _writer_connection)
+            except Exception as error:
+                await self._drop_connection()
+                if not _is_unavailable(error):
+                    log.warning("checking the database connection failed: %s", _reason(error))
+
     async def _drop_connection(self) -> None:
-        """Let go of the writer's connection after a failure: it may be broken (the database restarted)."""
+        """Let go of the writer's connection after a failure: it may be broken (the database restarted).
+        The instance's claim goes with it, and is taken again with the next one."""
         connection, self._connection = self._connection, None
         if connection is not None:
             with contextlib.suppress(Exception):
@@ -573,11 +644,18 @@ class Store:
         for index, write in enumerate(batch):
             started = loop.time()
             try:
-                async with self._engine.begin() as connection:
-                    await _apply_alone(connection, write.parts)
+                if self._sqlite is not None:  # (a pooled connection, in this process)
+                    async with self._engine.begin() as connection:
+                        await _apply_alone(connection, write.parts)
+                else:  # (the writer's, which holds the claim)
+                    connection = await self._writer_connection()
+                    async with connection.begin():
+                        await _apply_alone(connection, write.parts)
             except Exception as error:
+                if self._sqlite is None and _is_unavailable(error):
+                    await self._drop_connection()
                 self._fail(write, error)
-                if _is_unavailable(error):
+                if _is_unavailable(error) or isinstance(error, InstanceTakenError):
                     for rest in batch[index + 1 :]:
                         self._fail(rest, error)
                     return
