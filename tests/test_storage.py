@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from pg_scratch import temporary_postgres_database
 from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
 
 from server.storage import (
     MAX_LIST_LIMIT,
@@ -29,6 +30,7 @@ from server.storage import (
     Store,
     StoreClosedError,
 )
+from server.storage import store as store_module
 from server.storage.engine import create_engine
 from server.storage.migrate import upgrade_to_head
 
@@ -528,3 +530,33 @@ async def test_service_resumes_after_postgresql_drops_every_connection(postgres_
         assert [m.ply for m in (await store.get_match("m1")).moves] == [0, 1]
     finally:
         await store.close()
+
+
+@pytest.mark.parametrize(
+    ("sqlstate", "unavailable"),
+    [
+        ("08006", True),  # connection failure
+        ("25006", True),  # a read-only transaction: a standby, mid-failover
+        ("40001", True),  # serialization failure
+        ("40P01", True),  # deadlock
+        ("53100", True),  # disk full
+        ("53300", True),  # too many connections
+        ("55000", True),  # "database is not currently accepting connections"
+        ("55P03", True),  # lock not available
+        ("57014", True),  # statement timeout
+        ("57P01", True),  # admin shutdown
+        ("58030", True),  # I/O error
+        ("23505", False),  # a duplicate: about the data written
+        ("22001", False),  # a value too long
+        ("42P01", False),  # no such table: a bug, not an outage
+    ],
+)
+def test_an_error_is_the_database_unavailable_by_its_sqlstate(sqlstate: str, unavailable: bool) -> None:
+    """ "Not stored, try again" for what is about reaching the database, not about the data written."""
+
+    class DriverError(Exception):
+        pass
+
+    driver_error = DriverError("refused")
+    driver_error.sqlstate = sqlstate  # type: ignore[attr-defined]
+    assert store_module._is_unavailable(DBAPIError("SELECT 1", {}, driver_error)) is unavailable

@@ -844,10 +844,14 @@ def _violation(error: IntegrityError) -> str | None:
     return "check" if name.endswith("CHECK") else None
 
 
-UNAVAILABLE_SQLSTATES = ("08", "57P")
+UNAVAILABLE_SQLSTATES = ("08", "25006", "40001", "40P01", "53", "55000", "55P03", "57", "58")
 """SQLSTATE prefixes that say the database cannot serve now, whatever was asked: a connection exception
-(class 08), or the server shutting down, starting up ("the database system is starting up", 57P03) or
-gone (57P01 to 57P05). asyncpg's errors reach SQLAlchemy as a plain ``DBAPIError`` with that code."""
+(class 08); a read-only transaction (25006: a standby, mid-failover); a serialization failure or deadlock
+(40001, 40P01: worth a retry); insufficient resources (class 53: a full disk, too many connections); a
+database not accepting connections (55000) or a lock not available in time (55P03); an operator's
+intervention (class 57: a statement timeout, or the server shutting down, starting up or gone); a system
+error (class 58: an I/O error). asyncpg's errors reach SQLAlchemy as a plain ``DBAPIError`` with that
+code."""
 
 
 def _is_unavailable(error: BaseException) -> bool:
