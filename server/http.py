@@ -8,7 +8,9 @@ token or its hash: records crossing this boundary carry none.
 
 from __future__ import annotations
 
+import dataclasses
 import http
+import logging
 import mimetypes
 import re
 from collections.abc import Callable
@@ -19,7 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import msgspec
 from websockets.asyncio.server import ServerConnection
-from websockets.datastructures import Headers
+from websockets.datastructures import Headers, MultipleValuesError
 from websockets.http11 import Request, Response
 
 from games import GAMES
@@ -30,6 +32,8 @@ from server.export import export_text
 from server.metrics import Metrics
 from server.storage import MATCH_STATUSES, MAX_LIST_LIMIT, MatchRecord, MoveRecord, StorageError, Store
 from server.tokens import hash_token
+
+log = logging.getLogger(__name__)
 
 WEBSOCKET_PATH = "/ws"
 DEFAULT_PAGE_SIZE = 20
@@ -105,7 +109,7 @@ class HttpFront:
                 return None
             if url.path == "/metrics":
                 return self._metrics(connection, request.headers)
-            if _is_api(url.path):
+            if _is_api(url.path) or url.path == "/healthz":  # (each may read the database)
                 self._check_api_rate(connection, request.headers)
             # Blank values kept: ``?limit=`` is present, and refused, not taken for an absent limit.
             query = parse_qs(url.query, keep_blank_values=True)
@@ -115,6 +119,15 @@ class HttpFront:
         except StorageError as error:
             unavailable = {"code": ErrorCode.UNAVAILABLE, "message": f"storage unavailable: {error}"}
             return _json_response({"error": unavailable}, http.HTTPStatus.SERVICE_UNAVAILABLE)
+        except MultipleValuesError as error:  # (``headers.get`` of a header sent twice)
+            message = f"the header {error} is sent more than once: send it once"
+            return _json_response(
+                {"error": {"code": ErrorCode.BAD_FIELD, "message": message}}, http.HTTPStatus.BAD_REQUEST
+            )
+        except Exception:
+            log.exception("HTTP request for %s failed", url.path)
+            internal = {"code": ErrorCode.INTERNAL, "message": "a bug on the server; nothing changed"}
+            return _json_response({"error": internal}, http.HTTPStatus.INTERNAL_SERVER_ERROR)
 
     async def _route(self, path: str, query: dict[str, list[str]], headers: Headers) -> Response:
         parts = _parts(path)
@@ -122,7 +135,7 @@ class HttpFront:
             return await self._health()
         if _is_api(path):
             return await self._api(parts[1:], query, headers)
-        return self._static(path)
+        return self._static(path, headers)
 
     def _check_upgrade(self, connection: ServerConnection, headers: Headers) -> None:
         """Refuse a WebSocket from a browser page of another site, or from a client holding its fill."""
@@ -214,9 +227,11 @@ class HttpFront:
             values = query.get(name)
             if not values:
                 return None
-            if not all(value.strip() for value in values):  # (any of them: ?limit=&limit=5 too)
+            if len(values) > 1:  # (not one of them picked in silence: ?status=open&status=live)
+                raise _bad_query(f"{name} is given {len(values)} times: give it once")
+            if not values[0].strip():
                 raise _bad_query(f"{name} is blank: give it a value, or leave it out")
-            return values[-1]
+            return values[0]
 
         game, status, player, before = one("game"), one("status"), one("player"), one("before")
         if game is not None and game not in GAMES:
@@ -238,17 +253,34 @@ class HttpFront:
         next_before = records[limit - 1].id if len(records) > limit else None
         return _json_response({"matches": page, "next_before": next_before})
 
-    def _static(self, path: str) -> Response:
-        relative = "index.html" if path in ("", "/") or APP_PAGES.fullmatch(path) else path.lstrip("/")
-        candidate = (self.static_dir / relative).resolve()
-        if candidate.is_relative_to(self.static_dir) and candidate.is_file():
-            content_type = mimetypes.guess_type(candidate.name)[0] or "application/octet-stream"
-            if content_type.startswith("text/") or content_type.endswith("javascript"):
-                content_type += "; charset=utf-8"
-            return _response(http.HTTPStatus.OK, candidate.read_bytes(), content_type)
-        if relative == "index.html":
-            return _response(http.HTTPStatus.OK, PLACEHOLDER_PAGE.encode(), "text/html; charset=utf-8")
+    def _static(self, path: str, headers: Headers) -> Response:
+        app_page = path in ("", "/") or APP_PAGES.fullmatch(path) is not None
+        found = self._file("index.html" if app_page else path.lstrip("/"))
+        if found is not None:
+            return found
+        if app_page or _wants_page(headers):
+            page = self._file("index.html") or _response(
+                http.HTTPStatus.OK, PLACEHOLDER_PAGE.encode(), "text/html; charset=utf-8"
+            )
+            # A browser following a mistyped or stale link gets the app all the same, whose router
+            # shows its "Not found" page; the status still says so.
+            return page if app_page else dataclasses.replace(page, status_code=404, reason_phrase="Not Found")
         raise HttpError(http.HTTPStatus.NOT_FOUND, ErrorCode.NOT_FOUND, f"nothing at {path}")
+
+    def _file(self, relative: str) -> Response | None:
+        """The file at ``relative`` under the static directory, if there is one (and only under it)."""
+        candidate = (self.static_dir / relative).resolve()
+        if not (candidate.is_relative_to(self.static_dir) and candidate.is_file()):
+            return None
+        content_type = mimetypes.guess_type(candidate.name)[0] or "application/octet-stream"
+        if content_type.startswith("text/") or content_type.endswith("javascript"):
+            content_type += "; charset=utf-8"
+        return _response(http.HTTPStatus.OK, candidate.read_bytes(), content_type)
+
+
+def _wants_page(headers: Headers) -> bool:
+    """Whether the request is a browser's navigation (it accepts HTML), not a script's or an API's."""
+    return "text/html" in ",".join(headers.get_all("Accept"))
 
 
 def match_json(record: MatchRecord, *, with_moves: bool) -> dict[str, Any]:

@@ -375,13 +375,15 @@ async def test_metrics_are_for_the_operators_network(start_server: StartServer) 
 
 
 async def test_one_address_reads_the_api_only_so_fast(start_server: StartServer) -> None:
-    """Each API request may read the database; pages and the browser client's files are not counted."""
-    arena = await start_server(api_rate_per_s=0.01, api_burst=3, trusted_proxies=("127.0.0.1",))
+    """Each API request (and each health check) may read the database; pages and the browser client's
+    files are not counted."""
+    arena = await start_server(api_rate_per_s=0.01, api_burst=4, trusted_proxies=("127.0.0.1",))
     client = {"X-Forwarded-For": "203.0.113.5"}
-    paths = ("/api/games", "/api/matches", "/api//matches/nothing")
-    assert [(await http_get(arena, path, client))[0] for path in paths] == [200, 200, 404]
-    status, _, body = await http_get(arena, "/api/games", client)
-    assert status == 429 and json.loads(body)["error"]["code"] == "rate_limited", body
+    paths = ("/api/games", "/api/matches", "/api//matches/nothing", "/healthz")
+    assert [(await http_get(arena, path, client))[0] for path in paths] == [200, 200, 404, 200]
+    for path in ("/api/games", "/healthz"):
+        status, _, body = await http_get(arena, path, client)
+        assert status == 429 and json.loads(body)["error"]["code"] == "rate_limited", body
     assert (await http_get(arena, "/", client))[0] == 200
     assert (await http_get(arena, "/api/games", {"X-Forwarded-For": "203.0.113.6"}))[0] == 200
     assert all([(await http_get(arena, "/api/games"))[0] == 200 for _ in range(5)])  # this host: uncapped

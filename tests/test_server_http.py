@@ -18,12 +18,14 @@ from server.app import Server
 
 
 async def http_get(
-    server: Server, path: str, headers: dict[str, str] | None = None
+    server: Server, path: str, headers: dict[str, str] | list[tuple[str, str]] | None = None
 ) -> tuple[int, dict[str, str], bytes]:
-    """A minimal HTTP/1.1 GET over a raw socket: status, headers (lower-cased names) and body."""
+    """A minimal HTTP/1.1 GET over a raw socket: status, headers (lower-cased names) and body. Headers
+    as a list may name one twice."""
     reader, writer = await asyncio.open_connection(server.config.host, server.port)
     lines = [f"GET {path} HTTP/1.1", f"Host: {urlsplit(server.http_url).netloc}"]
-    lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
+    pairs = headers.items() if isinstance(headers, dict) else headers or []
+    lines += [f"{name}: {value}" for name, value in pairs]
     writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
     await writer.drain()
     raw = await reader.read()
@@ -55,6 +57,39 @@ async def test_pages_health_and_games(arena: Server) -> None:
     assert set(games) >= {"tictactoe", "connect4", "othello", "checkers"}
     assert games["checkers"]["sides"] == ["Black", "White"] and games["checkers"]["notation"]
     assert (await get_json(arena, "/api/nothing", status=404))["error"]["code"] == "not_found"
+
+
+async def test_a_browser_following_a_dead_link_gets_the_app_and_a_404(arena: Server) -> None:
+    """The app's router says "Not found" in the page's own words; a script still gets JSON."""
+    status, headers, body = await http_get(arena, "/nope/really", {"Accept": "text/html,*/*;q=0.8"})
+    assert status == 404 and headers["content-type"].startswith("text/html")
+    assert body == (await http_get(arena, "/"))[2]
+    status, headers, _ = await http_get(arena, "/nope/really", {"Accept": "*/*"})
+    assert status == 404 and headers["content-type"] == "application/json"
+    assert (await http_get(arena, "/api/nothing", {"Accept": "text/html"}))[0] == 404
+
+
+async def test_a_header_sent_twice_is_refused_and_a_failure_is_answered_in_json(
+    arena: Server, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    origins = [("Origin", arena.http_url), ("Origin", "http://evil.example")]
+    upgrade = [("Connection", "Upgrade"), ("Upgrade", "websocket"), ("Sec-WebSocket-Version", "13"),
+               ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")]  # fmt: skip
+    bearers = [("Authorization", "Bearer one"), ("Authorization", "Bearer two")]
+    cases = (("/ws", upgrade + origins, "Origin"), ("/api/matches", bearers, "Authorization"))
+    for path, headers, name in cases:
+        status, _, body = await http_get(arena, path, headers)
+        error = json.loads(body)["error"]
+        assert status == 400 and error["code"] == "bad_field" and name in error["message"], (status, body)
+
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(arena.store, "list_matches", broken)
+    with caplog.at_level(logging.ERROR, logger="server.http"):
+        refused = await get_json(arena, "/api/matches", status=500)
+    assert refused["error"]["code"] == "internal"
+    assert "HTTP request for /api/matches failed" in caplog.text and "a bug" in caplog.text
 
 
 async def finished_checkers_match(arena: Server, connect: Connect) -> str:
@@ -147,10 +182,15 @@ async def test_a_blank_query_parameter_is_refused_and_an_absent_one_is_not(arena
     """``?limit=`` is a form field left empty or a template not filled in, not a request for the default;
     a blank ``before`` taken as absent would turn "no next page" into the first page again, a loop."""
     for name in ("limit", "game", "status", "player", "before"):
-        for blank in (f"{name}=", f"{name}=%20", name, f"limit=5&{name}=", f"{name}=&{name}=1"):
+        for blank in (f"{name}=", f"{name}=%20", name, f"limit=5&{name}="):
             refused = await get_json(arena, f"/api/matches?{blank}", status=400)
             assert refused["error"]["code"] == "bad_field", blank
             assert refused["error"]["message"].startswith(f"{name} "), (blank, refused)
+        twice = await get_json(arena, f"/api/matches?{name}=&{name}=1", status=400)
+        assert twice["error"]["message"] == f"{name} is given 2 times: give it once", twice
+    # Not one of two values picked in silence.
+    refused = await get_json(arena, "/api/matches?status=open&status=live", status=400)
+    assert refused["error"]["message"] == "status is given 2 times: give it once", refused
     assert isinstance((await get_json(arena, "/api/matches"))["matches"], list)
     assert len((await get_json(arena, "/api/matches?&&limit=1"))["matches"]) <= 1, "an empty field is none"
 
