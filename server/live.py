@@ -20,7 +20,7 @@ import functools
 import itertools
 import logging
 import secrets
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -195,6 +195,8 @@ class MatchHost:
         self._finished: OrderedDict[str, LiveMatch] = OrderedDict()
         """The finished matches in memory, least recently used first: at most
         ``config.max_finished_in_memory`` of them (and any a request was acting on when room was made)."""
+        self._creating: Counter[str] = Counter()
+        """For each player, their matches being stored by :meth:`create`, not yet held."""
         self._tasks: set[asyncio.Task[None]] = set()
         metrics.match_counts = self.counts
 
@@ -228,9 +230,11 @@ class MatchHost:
         return live
 
     def open_count(self, player_id: str) -> int:
-        """How many matches ``player_id`` has opened that wait for an opponent."""
+        """How many matches ``player_id`` has opened that wait for an opponent, those being stored
+        included (requests on several connections at once must not all pass a cap on this)."""
         seated = self._seated.get(player_id, {})
-        return sum(self.matches[match_id].match.status == OPEN for match_id in seated)
+        waiting = sum(self.matches[match_id].match.status == OPEN for match_id in seated)
+        return waiting + self._creating.get(player_id, 0)
 
     def unfinished_of(self, player_id: str) -> list[str]:
         """Ids of the unfinished matches in which ``player_id`` holds a seat."""
@@ -287,10 +291,15 @@ class MatchHost:
         step = match.join(player_info(creator.player), seat, self.now())
         created_at = datetime.now(UTC)
         seat_record = SeatRecord(seat, creator.player.id, creator.player.name, creator.player.is_bot)
+        self._creating[creator.player.id] += 1
         try:
             await self.store.create_match(self._new_record(match, OPEN, (seat_record,), created_at))
         except StorageError as error:
             raise storage_failure(error) from error
+        finally:
+            self._creating[creator.player.id] -= 1
+            if not self._creating[creator.player.id]:
+                del self._creating[creator.player.id]
         live = LiveMatch(step.match, EventLog(new_id(), self.config.event_log_size), created_at)
         live.log.append(step.events)
         self._hold(live)

@@ -94,6 +94,23 @@ async def test_a_player_may_have_only_so_many_matches_waiting_for_an_opponent(
     assert (await bob.request("match.create", game="othello"))["type"] == "match.state"  # a cap each
 
 
+async def test_the_cap_on_waiting_matches_holds_against_requests_from_many_connections_at_once(
+    start_server: StartServer, connect: Connect
+) -> None:
+    """Each request is checked while the others are still being stored: those count too."""
+    arena = await start_server(max_open_matches=3)
+    alice = await connect.player(arena, "Alice")
+    others = [await connect(arena) for _ in range(7)]
+    for other in others:
+        assert (await other.hello(token=alice.token))["type"] == "welcome"
+    replies = await asyncio.gather(
+        *(client.request("match.create", game="tictactoe") for client in (alice, *others))
+    )
+    answers = sorted(reply["type"] if reply["type"] == "match.state" else reply["code"] for reply in replies)
+    assert answers == ["match.state"] * 3 + ["not_allowed"] * 5, answers
+    assert arena.host.open_count(alice.player_id) == 3
+
+
 async def test_a_spectator_who_joins_gets_the_state_and_not_the_events_it_holds(
     arena: Server, connect: Connect
 ) -> None:
