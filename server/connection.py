@@ -79,10 +79,11 @@ class Connection:
         """Queue an already encoded message, without waiting; close a client that stopped reading."""
         transport = self.websocket.transport
         if transport is not None and transport.get_write_buffer_size() > self.max_buffer:
-            log.warning(
-                "closing %s: more than %d bytes unread", self.websocket.remote_address, self.max_buffer
-            )
-            transport.abort()
+            if not transport.is_closing():  # (once: messages sent its way until it is gone go nowhere)
+                log.warning(
+                    "closing %s: more than %d bytes unread", self.websocket.remote_address, self.max_buffer
+                )
+                transport.abort()
             return
         broadcast([self.websocket], data, text=True)
 

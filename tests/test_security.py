@@ -13,9 +13,11 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import logging
 import secrets
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -33,6 +35,7 @@ from websockets.frames import CloseCode
 from plyarena.commands import serve
 from server.addresses import AddressQuota
 from server.app import Server
+from server.connection import Connection, TokenBucket
 from server.storage.engine import create_engine
 
 ACTIONS = ("resign", "draw.offer", "draw.accept", "draw.decline", "abort",
@@ -221,6 +224,34 @@ async def test_rate_and_frame_limits_are_per_connection_and_configurable(
     assert (await bystander.expect(id=1))["code"] == "frame_too_large"  # 525 bytes: over 512
     await bystander.send('{"type": "lobby.subscribe", "id": 2, "x": "' + "x" * 450 + '"}')
     assert (await bystander.expect(id=2))["code"] == "bad_field"  # 491 bytes: read, and refused for "x"
+
+
+def test_a_client_that_stops_reading_is_dropped_once_and_said_once(caplog: pytest.LogCaptureFixture) -> None:
+    """Messages for it until the connection is gone go nowhere, and do not each log the drop again."""
+
+    class Transport:
+        closing = False
+        aborts = 0
+
+        def get_write_buffer_size(self) -> int:
+            return 5_000
+
+        def is_closing(self) -> bool:
+            return self.closing
+
+        def abort(self) -> None:
+            self.closing, self.aborts = True, self.aborts + 1
+
+    transport = Transport()
+    websocket = SimpleNamespace(transport=transport, remote_address=("203.0.113.5", 4000))
+    slow = Connection(websocket, TokenBucket(20, 40), 4_096, None)  # type: ignore[arg-type]
+    with caplog.at_level(logging.WARNING, logger="server.connection"):
+        for _ in range(10):
+            slow.push(b'{"type":"chat"}')
+    assert transport.aborts == 1
+    assert [record.getMessage() for record in caplog.records] == [
+        "closing ('203.0.113.5', 4000): more than 4096 bytes unread"
+    ]
 
 
 async def test_binary_frames_are_refused_unread_and_count_against_the_rate_limit(
