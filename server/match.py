@@ -29,6 +29,9 @@ from server.text import clean_text
 
 CHAT_KEPT = 50
 """Chat lines a match keeps for ``match.state``, and a restarted server reads back from the store."""
+MAX_THINK_MS = 2**31 - 1
+"""A move's thinking time is stored as a 32-bit integer: a move after more than 24.8 days on an
+untimed match is stored as thought over for that long, rather than refused."""
 
 OPEN, LIVE, FINISHED, ABORTED = "open", "live", "finished", "aborted"
 
@@ -340,7 +343,8 @@ class Match(msgspec.Struct, frozen=True, gc=False):
         except IllegalMoveError as error:
             raise ProtocolError(ErrorCode.ILLEGAL_MOVE, f"{text!r}: {error.reason}") from None
         notation = position.format_move(chosen)
-        think_ms = max(0, round((now - self.turn_started) * 1000)) if self.turn_started is not None else 0
+        thought = round((now - self.turn_started) * 1000) if self.turn_started is not None else 0
+        think_ms = min(max(0, thought), MAX_THINK_MS)
         outcome = after.outcome()
         clock = self.clock
         if clock is not None:

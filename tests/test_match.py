@@ -13,6 +13,7 @@ from server.errors import ErrorCode, ProtocolError
 from server.live import LiveMatch
 from server.match import (
     CHAT_KEPT,
+    MAX_THINK_MS,
     CreateRematch,
     EventLog,
     Finish,
@@ -155,6 +156,12 @@ def test_clocks_charge_the_mover_and_add_the_increment() -> None:
     assert moved.clocks_ms == [52_000, 60_000]
     step = step.match.move(BOB.id, 1, "b2", None, now=13.5)
     assert step.events[0].clocks_ms == [52_000, 58_500]  # type: ignore[attr-defined]
+
+
+def test_a_move_after_weeks_on_an_untimed_match_is_stored_as_thought_over_for_the_longest_it_can_be() -> None:
+    """The column is a 32-bit integer: 30 days would not fit, and refusing the move would stall the game."""
+    step = live_match(now=0.0).move(ALICE.id, 0, "a1", None, now=30 * 86_400.0)
+    assert step.events[0].think_ms == MAX_THINK_MS == 2**31 - 1  # type: ignore[attr-defined]
 
 
 def test_a_flag_falls_at_the_deadline_and_the_late_move_is_refused() -> None:
