@@ -98,6 +98,10 @@ async def test_tictactoe_against_a_level_1_bot_to_the_end(browser: Browser, base
     await sign_in(page, "Ada")
     bot_form = page.locator("form[aria-labelledby=play-bot-title]")
     await expect(bot_form.locator(".level-description")).not_to_be_empty()
+    await bot_form.get_by_label("Game").select_option(label="Tic-tac-toe")
+    await bot_form.get_by_label("Bot level").select_option(index=0)
+    # Level 1 anchors the ratings: its own is fixed, with no interval to tell.
+    await expect(bot_form.locator(".level-description")).to_contain_text("1000 Elo (the scale's fixed point")
     match_id = await play_bot(page, "Tic-tac-toe", 1, "O (moves first)")
 
     await expect(page.get_by_role("group", name="Tic-tac-toe board")).to_be_visible()
@@ -149,11 +153,11 @@ async def test_tictactoe_against_a_level_1_bot_to_the_end(browser: Browser, base
 
 @IN_MODULE_LOOP
 @pytest.mark.parametrize(
-    ("game", "title", "side", "my_moves", "refused_clicks"),
+    ("game", "title", "side", "my_moves", "refused_clicks", "refusal"),
     [
-        ("connect4", "Connect Four", "Red (moves first)", 4, []),
-        ("othello", "Othello", "Black (moves first)", 4, ["a1"]),
-        ("checkers", "Checkers", "Black (moves first)", 4, ["square 1", "square 5"]),
+        ("connect4", "Connect Four", "Red (moves first)", 4, [], None),
+        ("othello", "Othello", "Black (moves first)", 4, ["a1"], "Illegal move"),
+        ("checkers", "Checkers", "Black (moves first)", 4, ["square 1"], "That piece cannot move"),
     ],
 )
 async def test_opening_moves_against_a_bot(
@@ -164,6 +168,7 @@ async def test_opening_moves_against_a_bot(
     side: str,
     my_moves: int,
     refused_clicks: list[str],
+    refusal: str | None,
 ) -> None:
     page = await open_page(browser, base_url, viewport=LAPTOP)
     errors = PageErrors(page)
@@ -173,8 +178,8 @@ async def test_opening_moves_against_a_bot(
     assert await wait_for_my_turn_or_end(page)
     for cell in refused_clicks:
         await page.locator(f'svg.board [data-cell="{cell}"]').click()
-    if refused_clicks:
-        await expect(page.locator(".move-error")).to_contain_text("Illegal move")
+    if refusal:
+        await expect(page.locator(".move-error")).to_contain_text(refusal)
     strips = page.locator(".player-strip")
     turn = page.locator(".turn-status")
     await assert_in_view(page, page.locator("svg.board"), strips.first, strips.last, turn)
@@ -194,6 +199,50 @@ async def test_opening_moves_against_a_bot(
     assert shown == [move["move"] for move in record["moves"]]
     await expect(page.locator("svg.board .cell.last")).not_to_have_count(0)
     await screenshot(page, game)
+    errors.assert_none()
+
+
+@IN_MODULE_LOOP
+async def test_checkers_selects_only_pieces_that_can_move(
+    browser: Browser, base_url: str, arena_server: Server
+) -> None:
+    page = await open_page(browser, base_url)
+    errors = PageErrors(page)
+    async with await ArenaClient.connect(arena_server.ws_url) as rival:
+        await rival.hello("Mover")
+        match_id = await join_rivals_match(page, rival, "checkers", "Keys")
+        assert (await rival.request("move", match_id=match_id, ply=0, move="9-13"))["type"] == "moved"
+        await expect(page.locator(".turn-status")).to_have_text("Your turn (White).")
+        # Keyboard focus starts on a piece that can move (not on square 1, where it was while Black moved).
+        first = page.locator("svg.board [tabindex='0']")
+        await expect(first).to_have_attribute("aria-label", re.compile(r"White man, can move$"))
+        await first.focus()
+        await page.keyboard.press("Enter")
+        await expect(page.locator("svg.board :focus")).to_have_attribute("aria-label", re.compile("selected"))
+        await page.keyboard.press("Escape")
+
+        # A piece that cannot move is not selected: the movable ones stay ringed, and the page says why.
+        movable = page.locator("svg.board .cell.movable")
+        await expect(movable).to_have_count(4)
+        await page.locator('svg.board [data-cell="square 32"]').click()
+        refusal = page.locator(".move-error")
+        await expect(refusal).to_have_text("That piece cannot move: pick a ringed one.")
+        await expect(page.locator("svg.board .cell.selected")).to_have_count(0)
+        await expect(movable).to_have_count(4)
+        # A path no legal move takes, from a piece that can move, is the server's to explain.
+        await page.locator('svg.board [data-cell="square 22"]').click()
+        await page.locator('svg.board [data-cell="square 15"]').click()
+        await expect(refusal).to_contain_text("Illegal move: '22x15'")
+
+        # After 22-18 and Black's 10-14, White must take with 18: square 21 could step, but may not now.
+        await page.locator('svg.board [data-cell="square 22"]').click()
+        await page.locator('svg.board [data-cell="square 18"]').click()
+        await expect(moves_played(page)).to_have_count(2)
+        assert (await rival.request("move", match_id=match_id, ply=2, move="10-14"))["type"] == "moved"
+        await expect(page.locator(".turn-status")).to_have_text("Your turn (White).")
+        await page.locator('svg.board [data-cell="square 21"]').click()
+        await expect(refusal).to_have_text("A capture is compulsory: use a ringed piece.")
+        await expect(movable).to_have_attribute("data-cell", "square 18")
     errors.assert_none()
 
 
@@ -401,10 +450,51 @@ async def test_the_replay_viewer_steps_through_a_stored_game(
     first = bot_moves[0]["engine"]
     await expect(table_rows.first).to_contain_text(str(first["depth"]))
     await expect(table_rows.first).to_contain_text(" ".join(first["pv"]))
-    exported = await page.get_by_label("Exported game text").inner_text()
+    export = page.get_by_label("Exported game text")
+    exported = await export.inner_text()
     assert moves[0] in exported
+    # The moves show in the export box under its header tags, not only after scrolling it.
+    first_line_shown = await export.evaluate(
+        """(box) => {
+            const text = box.firstChild;
+            const at = text.data.indexOf("\\n1. ") + 1;
+            const range = document.createRange();
+            range.setStart(text, at);
+            range.setEnd(text, at + 2);
+            return at > 0 && range.getBoundingClientRect().bottom <= box.getBoundingClientRect().bottom;
+        }"""
+    )
+    assert first_line_shown, exported
     await page.get_by_role("button", name="Last position").click()
     await screenshot(page, "replay")
+    errors.assert_none()
+
+
+@IN_MODULE_LOOP
+async def test_the_replay_of_a_live_match_leads_to_it_and_keeps_the_bots_search_to_itself(
+    browser: Browser, base_url: str, arena_server: Server
+) -> None:
+    page = await open_page(browser, base_url)
+    errors = PageErrors(page)
+    await sign_in(page, "Peeker")
+    async with await ArenaClient.connect(arena_server.ws_url) as client:
+        await client.hello("Playing")
+        state = await client.request("match.create", game="connect4", seat=1, bot={"level": 3})
+        match_id = state["match_id"]
+        await client.expect(type_="moved", match_id=match_id, timeout=TURN_TIMEOUT_S)  # the bot is Red
+        record = await api(page, f"/api/matches/{match_id}")
+        first = record["moves"][0]
+        assert record["status"] == "live" and first["engine"]["pv"], record
+
+        # The bot's score and line would tell its opponent what it thinks: as on the match page, not shown.
+        await page.goto(f"/replay/{match_id}")
+        banner = page.locator(".replay-view .banner")
+        await expect(banner).to_contain_text("In progress")
+        await expect(page.locator(".current-move")).to_have_text(f"Ply 1: Red played {first['move']}")
+        await expect(page.get_by_role("heading", name="Bot evaluation")).to_be_hidden()
+        await banner.get_by_role("link", name="Go to the live match").click()
+        await page.wait_for_url(f"**/match/{match_id}")
+        await expect(page.locator(".match-title")).to_contain_text("watching")
     errors.assert_none()
 
 
@@ -478,6 +568,32 @@ async def test_a_rematch_agreed_during_play_starts_as_the_game_ends(
             "Game over: Rival (O) resigned. The rematch has started."
         )
         await expect(page.locator(".turn-status")).to_have_text("Your turn (O).")
+    errors.assert_none()
+
+
+@IN_MODULE_LOOP
+async def test_no_rematch_once_the_opponent_has_left(
+    browser: Browser, base_url: str, arena_server: Server
+) -> None:
+    page = await open_page(browser, base_url)
+    errors = PageErrors(page)
+    async with await ArenaClient.connect(arena_server.ws_url) as rival:
+        await rival.hello("Leaver")
+        await join_rivals_match(page, rival, "tictactoe", "Stayer")
+        await page.get_by_role("button", name="Resign").click()
+        await page.get_by_role("button", name="Confirm resigning").click()
+        # The banner tells the player about themselves as "you".
+        await expect(page.locator(".banner strong")).to_have_text("You lost")
+        await expect(page.locator(".banner span")).to_have_text("You resigned")
+        await page.get_by_role("button", name="Rematch").click()
+        await expect(page.get_by_role("button", name="Rematch offered")).to_be_disabled()
+    # The rival's connection has closed: nobody is left to answer the offer, and the page says so.
+    controls = page.get_by_role("group", name="Match actions")
+    await expect(controls).to_contain_text("Leaver has left: no rematch.")
+    await expect(controls.get_by_role("button", name=re.compile("Rematch"))).to_have_count(0)
+    await page.reload()
+    await expect(controls).to_contain_text("Leaver has left: no rematch.")
+    await expect(controls.get_by_role("button", name=re.compile("Rematch"))).to_have_count(0)
     errors.assert_none()
 
 
@@ -676,6 +792,33 @@ async def test_waiting_for_an_opponent_on_a_wide_screen(browser: Browser, base_u
     board = await page.locator("svg.board").bounding_box()
     link = await page.get_by_role("textbox", name="Link to this match").bounding_box()
     assert board and link and link["x"] >= board["x"] + board["width"], (board, link)
+    errors.assert_none()
+
+
+LANDSCAPE_PHONE = {"width": 844, "height": 390}
+
+
+@IN_MODULE_LOOP
+async def test_the_board_and_both_players_fit_a_phone_on_its_side(
+    browser: Browser, base_url: str, arena_server: Server
+) -> None:
+    page = await open_page(browser, base_url, viewport=LANDSCAPE_PHONE)
+    errors = PageErrors(page)
+    async with await ArenaClient.connect(arena_server.ws_url) as rival:
+        await rival.hello("Sideways")
+        match_id = await join_rivals_match(page, rival, "connect4", "Tilted")
+        assert (await rival.request("move", match_id=match_id, ply=0, move="4"))["type"] == "moved"
+        await expect(page.locator(".turn-status")).to_have_text("Your turn (Yellow).")
+        board = page.locator("svg.board")
+        own = page.locator(".player-strip", has_text="(you)")
+        rivals = page.locator(".player-strip", has_text="Sideways")
+        turn = page.locator(".turn-status")
+        # The board is sized by the height too: it, both players and the turn line show without scrolling,
+        # on its side as on the other screens.
+        for viewport in (LANDSCAPE_PHONE, LAPTOP, PHONE, {"width": 320, "height": 568}):
+            await page.set_viewport_size(viewport)
+            await assert_in_view(page, board, own, rivals, turn)
+            assert await page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
     errors.assert_none()
 
 

@@ -19,6 +19,12 @@ function field(labelText, control) {
   return h("div", { class: "field" }, h("label", { for: control.id }, labelText), control);
 }
 
+/** How sure a bot's rating is; the level the scale is anchored at is not measured, so has no interval. */
+function ratingNote({ ci_low: low, ci_high: high, games }) {
+  const interval = low === high ? "the scale's fixed point" : `95% interval ${low}–${high}`;
+  return `${interval}, from ${games} bot games`;
+}
+
 function select(name, options, value) {
   return h(
     "select",
@@ -85,9 +91,7 @@ export function botForm(catalog, create) {
     const busy =
       chosen && !chosen.available ? " Every such bot is busy: the match waits for a free one." : "";
     const rated = chosen?.rating;
-    const rating = rated
-      ? ` Rated ${rated.elo} Elo (95% interval ${rated.ci_low}–${rated.ci_high}, from ${rated.games} bot games).`
-      : "";
+    const rating = rated ? ` Rated ${rated.elo} Elo (${ratingNote(rated)}).` : "";
     description.textContent = `${chosen?.description ?? ""}${rating}${busy}`;
   }
   function showGame() {

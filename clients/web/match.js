@@ -376,6 +376,8 @@ export function mount(container, app, [matchId]) {
     ui.clocks.set(state.clocks_ms, state.clock_running, state.clocksAt);
     const counts = pieceCounts(state.board);
     const noun = ui.boardModule.countNoun;
+    // "1 disc", "12 discs": the nouns are plurals in -s.
+    const countOf = (seat) => `${counts[seat]} ${counts[seat] === 1 ? noun.slice(0, -1) : noun}`;
     for (const strip of ui.strips) {
       const seat = strip.seat;
       const player = state.seats[seat];
@@ -387,7 +389,7 @@ export function mount(container, app, [matchId]) {
         connected: state.connected?.[seat] ?? true,
         returnBy: state.returnBy[seat],
         thinking: Boolean(player?.bot),
-        count: noun && state.board.length ? `${counts[seat]} ${noun}` : null,
+        count: noun && state.board.length ? countOf(seat) : null,
       });
     }
     const labels = names();

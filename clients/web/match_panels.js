@@ -86,6 +86,10 @@ export function controlsFor(model, { matchId, sides, sending, resign, act, move,
     if ((model.isOver || (state.status === "live" && rematchAsked)) && state.seats.every(Boolean)) {
       if (rematchHref) {
         controls.push(link("Go to the rematch", rematchHref, "button primary"));
+      } else if (model.isOver && state.connected?.[opponent] === false) {
+        // After the game, presence says whether the opponent is still there to answer an offer.
+        const who = state.seats[opponent].name;
+        controls.push(h("p", { class: "controls-note" }, `${who} has left: no rematch.`));
       } else if (state.rematch_agreed) {
         controls.push(button("Rematch agreed", null, { disabled: true }));
         controls.push(button("Cancel rematch", () => act("rematch.decline")));
@@ -148,7 +152,10 @@ export function showResult(banner, model, names) {
     outcome = winner === me ? "win" : "loss";
   }
   banner.dataset.outcome = outcome;
-  replaceChildren(banner, h("strong", {}, headline), h("span", {}, describeReason(reason, names)));
+  // A player reads about themselves as "you": "You ran out of time", "aborted by you".
+  const told = names.map((name, seat) => (seat === me ? "you" : name));
+  const why = describeReason(reason, told).replace(/^you\b/, "You");
+  replaceChildren(banner, h("strong", {}, headline), h("span", {}, why));
 }
 
 /** The link to an open match its creator waits in, with a copy button; nothing otherwise. */

@@ -24,10 +24,14 @@ export function seatNames(record, sides) {
   return bySeat.map((player, seat) => (player ? `${player.name} (${sides[seat]})` : sides[seat]));
 }
 
+/** Whether a stored match is over (finished or aborted), rather than open or being played. */
+const isOver = (record) => record.status === "finished" || record.status === "aborted";
+
 /** The headline of a finished match: who won, or a draw, and why. */
 export function resultText(record, names) {
   if (record.status === "aborted") return `Aborted: ${describeReason(record.reason, names)}`;
-  if (record.status !== "finished") return `In progress (${record.status})`;
+  if (record.status === "open") return "Not started: it waits for a second player.";
+  if (record.status !== "finished") return "In progress: these are the moves so far.";
   const headline =
     record.winner === null || record.winner === undefined ? "Draw" : `${names[record.winner]} won`;
   return `${headline}: ${describeReason(record.reason, names)}`;
@@ -201,7 +205,21 @@ export function mount(container, app, [matchId]) {
           { class: "board-area", "aria-label": "Replay board" },
           h("h1", { class: "match-title" }, `${game?.title ?? record.game} replay`),
           h("p", { class: "players-line" }, `${names[0]} vs ${names[1]}`),
-          h("p", { class: "banner", "data-outcome": "neutral" }, resultText(record, names)),
+          h(
+            "p",
+            { class: "banner", "data-outcome": "neutral" },
+            resultText(record, names),
+            isOver(record)
+              ? null
+              : [
+                  " ",
+                  h(
+                    "a",
+                    { href: `/match/${encodeURIComponent(matchId)}`, "data-link": true },
+                    "Go to the live match",
+                  ),
+                ],
+          ),
           h("div", { class: "board-holder" }, board.element),
           ui.current,
           h(
@@ -326,7 +344,11 @@ export function mount(container, app, [matchId]) {
         api.match(matchId),
         api.exportText(matchId).catch((e) => `(no export: ${e.message})`),
       ]);
-      record = loaded;
+      // A match still being played shows no bot's search, as its match page shows none: the bot's
+      // opponent would read what the bot thinks of the position and what it means to play next.
+      record = isOver(loaded)
+        ? loaded
+        : { ...loaded, moves: loaded.moves.map((move) => ({ ...move, engine: null })) };
       if (!mounted) return;
       build(catalog, exportText);
       document.title = `Replay · ${catalog.byName[record.game]?.title ?? record.game} · Ply Arena`;

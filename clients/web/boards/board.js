@@ -122,7 +122,11 @@ export class BoardView {
     const lastCells = this.state.lastMove
       ? (this.game.lastMoveCells ?? this.game.pathOf)(this.state.lastMove, grid)
       : [];
-    this.focus ??= next[0] ?? this.#firstPlayable();
+    // Keyboard focus goes to a cell that can be played, unless the person has put it on the board.
+    if (!hadFocus && next.length && !next.some((cell) => this.focus && sameCell(cell, this.focus))) {
+      this.focus = next[0];
+    }
+    this.focus ??= this.#firstPlayable();
 
     const layers = [svg("rect", { class: "board-frame", x: 0, y: 0, width, height, rx: 12 })];
     layers.push(...this.#coordinates());
@@ -271,10 +275,11 @@ export class BoardView {
       return;
     }
     const own = seat !== null && OWN_PIECES[seat]?.includes(grid[target[0]]?.[target[1]]);
-    if (this.selection.length === 0 && own && this.game.multiStep) {
-      // A piece with no legal move: select it anyway so the next click names an attempt to explain.
-      this.selection = [target];
+    if (own && this.game.multiStep) {
+      // A piece of the player's with no legal move is not selected: the pieces that can move stay marked.
+      this.selection = [];
       this.#draw();
+      this.handlers.onHint?.(this.game.stuckHint?.(this.state.legal) ?? "That piece cannot move.");
       return;
     }
     const attempt = this.game.attempt(extended, grid);

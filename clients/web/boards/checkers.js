@@ -53,6 +53,11 @@ export default {
   countNoun: "pieces",
   multiStep: true,
   selectHint: "Select one of your pieces, then where it goes.",
+  /** Why one of the player's pieces cannot be selected: it has no legal move, given `legal`. */
+  stuckHint: (legal) =>
+    legal.some((move) => move.includes("x"))
+      ? "A capture is compulsory: use a ringed piece."
+      : "That piece cannot move: pick a ringed one.",
   coordinates: null,
   flippedFor: (seat) => seat === 0,
   /** A spectator sees the board unturned, Black at the top: so White's player strip goes below it. */
