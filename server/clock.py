@@ -16,7 +16,9 @@ UNTIMED = "untimed"
 MAX_BASE_MS = 3 * 60 * 60 * 1000
 MAX_INCREMENT_MS = 3 * 60 * 1000
 
-_TIME_CONTROL = re.compile(r"(?P<minutes>\d{1,3})(?::(?P<seconds>\d{1,2}))?\+(?P<increment>\d{1,3})")
+_TIME_CONTROL = re.compile(r"(?P<minutes>[0-9]{1,3})(?::(?P<seconds>[0-9]{1,2}))?\+(?P<increment>[0-9]{1,3})")
+"""ASCII digits only, as docs/protocol.md spells time controls: ``\\d`` (and ``int``) would also take the
+decimal digits of every other script (``"٣+0"``, ``"１+0"``)."""
 
 
 class TimeControl(msgspec.Struct, frozen=True, gc=False):

@@ -42,6 +42,13 @@ up to this many times more, for decomposed accents and surrounding spaces."""
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=RAW_TEXT_ALLOWANCE * MAX_NAME_LENGTH)]
 Token = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_TOKEN_LENGTH)]
 MoveText = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_MOVE_LENGTH)]
+PV_MOVE_PATTERN = r"\A[A-Za-z0-9][A-Za-z0-9+#=*-]*\Z"
+"""What a move of a principal variation may be: ASCII letters and digits and the marks that move notations
+use (``11-15``, ``22x15x8``, ``pass``, and for games to come ``O-O``, ``e8=Q+``, ``P*5e``). A pv is a line
+of future moves, so no game can check it against a position; this keeps it notation and not a second chat
+(no spaces, dots or slashes, so no sentences or addresses; nothing invisible, no markup). ``\\Z``, not
+``$``, which would let a line break through before the end."""
+PvMove = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_MOVE_LENGTH, pattern=PV_MOVE_PATTERN)]
 ChatText = Annotated[str, msgspec.Meta(min_length=1, max_length=RAW_TEXT_ALLOWANCE * MAX_CHAT_LENGTH)]
 Count = Annotated[int, msgspec.Meta(ge=0, le=2**53)]
 Depth = Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)]
@@ -75,7 +82,7 @@ class BotRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """'I want a bot of this level (and style)': a mark on the lobby entry that bot fleets watch for."""
 
     level: Annotated[int, msgspec.Meta(ge=1, le=99)]
-    style: Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9_-]*$", max_length=MAX_NAME_LENGTH)] | None = (
+    style: Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9_-]*\Z", max_length=MAX_NAME_LENGTH)] | None = (
         None
     )
     """A search style a fleet offers (``alphabeta``, ``expectimax``): an identifier, not free text."""
@@ -99,7 +106,7 @@ class EngineInfo(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_d
     score: Score | None = None
     depth: Depth | None = None
     nodes: Count | None = None
-    pv: Annotated[list[MoveText], msgspec.Meta(max_length=MAX_PV_LENGTH)] = []
+    pv: Annotated[list[PvMove], msgspec.Meta(max_length=MAX_PV_LENGTH)] = []
     time_ms: Count | None = None
 
 

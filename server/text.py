@@ -8,18 +8,21 @@ status note) beside the board. Unicode lets text lie about itself:
   terminator that a hostile line leaves out, so a line can reverse what
   follows it on the page;
 - zero-width and other format characters (U+200B-U+200F, U+2060, U+FEFF,
-  U+061C, ...) are invisible, so two names that look alike differ, or a name
-  looks empty;
+  U+061C, ...), and the rest of Unicode's default-ignorable code points
+  (variation selectors, the combining grapheme joiner, fillers, ...), are
+  invisible, and a few other characters draw nothing (the braille pattern
+  blank), so two names that look alike differ, or a name or a line looks empty;
 - control characters and line or paragraph separators break lines and logs;
 - combining marks stack: dozens on one letter ("Zalgo" text) draw over the lines
   above and below it.
 
 Names are held to the strictest rule, since they stand for a player everywhere:
 normalised to NFC (so one name has one spelling), stripped, and made only of
-characters that are seen, or spaces. Chat keeps the format characters that real
-writing needs (the zero-width joiner of emoji sequences, the non-joiner of
-Persian, the direction marks of Arabic and Hebrew, none of which reaches past
-its neighbours) and refuses the bidi controls that do. Both hold marks to
+characters that are seen, or spaces. Chat keeps the invisible characters that
+real writing needs (the zero-width joiner and the variation selectors of emoji
+sequences, the non-joiner of Persian, the direction marks of Arabic and Hebrew,
+none of which reaches past its neighbours), refuses the bidi controls that do,
+and refuses a line in which nothing shows. Both hold marks to
 :data:`MAX_STACKED_MARKS` on one character, counted the same way.
 """
 
@@ -38,8 +41,43 @@ like one anywhere else, as docs/protocol.md says, not quietly dropped."""
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 """Embeddings, overrides and isolates, with their terminators: each turns the direction of what follows."""
 
-INVISIBLE_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
-"""Hangul fillers: letters by category, blank on screen (the usual trick for a name that shows nothing)."""
+DEFAULT_IGNORABLE_RANGES: tuple[tuple[int, int], ...] = (
+    (0x00AD, 0x00AD),  # soft hyphen
+    (0x034F, 0x034F),  # combining grapheme joiner
+    (0x061C, 0x061C),  # Arabic letter mark
+    (0x115F, 0x1160),  # Hangul choseong and jungseong fillers
+    (0x17B4, 0x17B5),  # Khmer inherent vowels
+    (0x180B, 0x180F),  # Mongolian free variation selectors and vowel separator
+    (0x200B, 0x200F),  # zero-width space, non-joiner and joiner, direction marks
+    (0x202A, 0x202E),  # bidi embeddings and overrides
+    (0x2060, 0x206F),  # word joiner, invisible operators, bidi isolates, deprecated format characters
+    (0x3164, 0x3164),  # Hangul filler
+    (0xFE00, 0xFE0F),  # variation selectors 1-16
+    (0xFEFF, 0xFEFF),  # zero-width no-break space (byte order mark)
+    (0xFFA0, 0xFFA0),  # halfwidth Hangul filler
+    (0xFFF0, 0xFFF8),  # unassigned
+    (0x1BCA0, 0x1BCA3),  # shorthand format controls
+    (0x1D173, 0x1D17A),  # musical symbol format controls
+    (0xE0000, 0xE0FFF),  # tags, variation selectors 17-256, unassigned
+)
+"""Unicode's Default_Ignorable_Code_Point ranges (first, last), from DerivedCoreProperties.txt of Unicode
+14.0.0, the version of Python 3.11's unicodedata, which lacks the property. Code points that renderers
+show nothing for unless they support them, and then mostly as a change to their neighbours (a selector
+picks a glyph, a joiner a shape): format characters, selectors and fillers of several general categories
+(Cf, Mn, Lo, Cn), so no category test finds them all."""
+
+INVISIBLE = frozenset(
+    chr(code) for first, last in DEFAULT_IGNORABLE_RANGES for code in range(first, last + 1)
+)
+"""Every default-ignorable code point, as a set so each character of a name or a line costs one lookup."""
+
+BLANK_CHARACTERS = frozenset("\u2800\U0001d159\U00016fe4")
+"""Characters not default-ignorable that draw nothing all the same: the braille pattern blank and the
+musical null notehead (symbols with room but no ink, both used for names that look empty) and the Khitan
+small script filler (a mark that holds an empty place in a Khitan character)."""
+
+_DRAWS_NOTHING = INVISIBLE | BLANK_CHARACTERS
+"""What does not show: in a name it is refused, in a line it is kept but does not count as something said."""
 
 MAX_STACKED_MARKS = 4
 """Combining marks allowed in a row, the limit UTS #39 (Unicode's security mechanisms) suggests: real
@@ -48,9 +86,10 @@ writing needs at most 4 (Vietnamese 2, Tibetan stacks 3, Burmese and pointed Heb
 Counted in the canonical decomposition (NFD), so names (NFC) and chat (as sent) count alike: nonspacing
 and enclosing marks (Mn, Me) and anything else with a combining class. Not by class alone: Thai U+0E47,
 Tibetan subjoined letters and enclosing circles have class 0 and stack as high. A spacing mark (Mc)
-takes room like a letter, so starts a new stack; a format character, a Hangul filler or a code point not
-yet assigned (to this Python's Unicode) shows nothing, so neither counts nor ends one (else a zero-width
-joiner every 4 marks would let a tower through)."""
+takes room like a letter, so starts a new stack, and so does a blank that is no mark, like a space; a format
+character, another invisible one that is not a mark (a Hangul filler) or a code point not yet assigned
+(to this Python's Unicode) takes none, so neither counts nor ends one (else a zero-width joiner every 4
+marks would let a tower through)."""
 
 _SHOW_NOTHING = frozenset({"Cf", "Cn"})
 """Format characters and unassigned code points: between marks, they do not end a stack."""
@@ -63,10 +102,18 @@ _REFUSED_IN_LINES = frozenset({"Cc", "Cs", "Zl", "Zp"})
 """Control, surrogate, line and paragraph separators: the bidi controls are refused on top of these."""
 
 
+_PRESENTATION_SELECTORS = dict.fromkeys(map(ord, "\ufe0e\ufe0f"))
+"""Text and emoji presentation selectors: keyboards add U+FE0F after emoji (a heart typed on a phone is
+U+2764 U+FE0F), so a name drops them rather than be refused; the emoji then takes its default look."""
+
+
 def clean_name(text: str, max_length: int) -> str:
-    """A player's name as everyone will see it: NFC, stripped, 1 to ``max_length`` characters, each one
-    visible or a space. Raises ``bad_field`` naming the first character that is not."""
-    cleaned = _stripped(unicodedata.normalize("NFC", text), "name", max_length)
+    """A player's name as everyone will see it: NFC, presentation selectors dropped, stripped, 1 to
+    ``max_length`` characters, each one visible or a space. Raises ``bad_field`` naming the first
+    character that is not."""
+    cleaned = _stripped(
+        unicodedata.normalize("NFC", text).translate(_PRESENTATION_SELECTORS), "name", max_length
+    )
     for character in cleaned:
         if not _shows_in_name(character):
             raise ProtocolError(
@@ -80,8 +127,8 @@ def clean_name(text: str, max_length: int) -> str:
 def repaired_name(text: str, max_length: int) -> str | None:
     """What is left of a name stored before :func:`clean_name`'s rules: NFC, the characters that do not
     show dropped, stripped, cut to ``max_length``; ``None`` if nothing shows. For names that cannot be
-    refused any more, only mended (migration 0002). It keeps stacked marks as they were: the limit on
-    them came later, so a mended name may still stack more than :data:`MAX_STACKED_MARKS`."""
+    refused any more, only mended (migrations 0002 and 0006). It keeps stacked marks as they were: the
+    limit on them came later, so a mended name may still stack more than :data:`MAX_STACKED_MARKS`."""
     shown = "".join(filter(_shows_in_name, unicodedata.normalize("NFC", text)))
     # Again: a dropped character may have kept an accent from its letter.
     shown = unicodedata.normalize("NFC", shown).strip(SPACES)
@@ -89,7 +136,7 @@ def repaired_name(text: str, max_length: int) -> str | None:
 
 
 def _shows_in_name(character: str) -> bool:
-    return unicodedata.category(character) not in _REFUSED_IN_NAMES and character not in INVISIBLE_LETTERS
+    return character not in _DRAWS_NOTHING and unicodedata.category(character) not in _REFUSED_IN_NAMES
 
 
 def clean_text(text: str, what: str, max_length: int) -> str:
@@ -105,12 +152,20 @@ def clean_text(text: str, what: str, max_length: int) -> str:
         if unicodedata.category(character) in _REFUSED_IN_LINES:
             raise ProtocolError(ErrorCode.BAD_FIELD, f"{what} contains control characters")
     _refuse_stacked_marks(cleaned, what)
-    if all(
-        character.isspace() or unicodedata.category(character) == "Cf" or character in INVISIBLE_LETTERS
-        for character in cleaned
-    ):
+    if not shows_something(cleaned):
         raise ProtocolError(ErrorCode.BAD_FIELD, f"{what} shows nothing: it is only invisible characters")
     return cleaned
+
+
+def shows_something(text: str) -> bool:
+    """Whether any character of ``text`` is drawn: not a space, a format character or another invisible
+    one (:data:`INVISIBLE`, :data:`BLANK_CHARACTERS`). A line in which none is says nothing."""
+    return any(
+        character not in _DRAWS_NOTHING
+        and not character.isspace()
+        and unicodedata.category(character) != "Cf"
+        for character in text
+    )
 
 
 def _refuse_stacked_marks(text: str, what: str) -> None:
@@ -142,7 +197,7 @@ def _stacking(text: str) -> Iterator[tuple[str, int]]:
             stacked += 1
             yield character, stacked
             continue
-        if unicodedata.category(character) not in _SHOW_NOTHING and character not in INVISIBLE_LETTERS:
+        if character not in INVISIBLE and unicodedata.category(character) not in _SHOW_NOTHING:
             stacked = 0
         yield character, 0
 

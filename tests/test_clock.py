@@ -30,6 +30,22 @@ def test_bad_time_controls_are_refused_naming_the_text(text: str) -> None:
         TimeControl.parse(text)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("\u0663+0", id="arabic-indic-three"),
+        pytest.param("\uff11+0", id="fullwidth-one"),
+        pytest.param("5+\u06f3", id="persian-three-increment"),
+        pytest.param("0:\u0663\u0660+1", id="arabic-indic-seconds"),
+        pytest.param("\u0967\u0966+5", id="devanagari-minutes"),
+    ],
+)
+def test_only_ascii_digits_make_a_time_control(text: str) -> None:
+    """``int`` reads any script's decimal digits ("\u0663" is 3); the protocol's time controls are ASCII."""
+    with pytest.raises(ValueError, match="bad time control"):
+        TimeControl.parse(text)
+
+
 @given(minutes=st.integers(0, 180), seconds=st.integers(0, 59), increment=st.integers(0, 180))
 def test_describe_round_trips(minutes: int, seconds: int, increment: int) -> None:
     text = f"{minutes}:{seconds:02d}+{increment}"

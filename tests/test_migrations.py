@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -19,10 +20,10 @@ from sqlalchemy import Column, Integer, MetaData, insert, inspect, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
-from server.protocol import MAX_NAME_LENGTH
+from server.protocol import MAX_NAME_LENGTH, EngineInfo
 from server.storage.engine import create_engine
 from server.storage.migrate import PROJECT_ROOT, upgrade_to_head
-from server.storage.models import Base, ChatLineRow, MatchRow, PlayerRow
+from server.storage.models import Base, ChatLineRow, MatchRow, MoveRow, PlayerRow, SeatRow
 from server.text import MAX_STACKED_MARKS, clean_name, clean_text
 
 TABLES = {"players", "matches", "seats", "moves", "chat_lines"}
@@ -104,9 +105,9 @@ async def test_the_command_line_upgrades_and_downgrades(empty_database_url: str)
     output = alembic("-x", f"db={empty_database_url}", "upgrade", "head")
     assert "Running upgrade  -> 0001" in output and "Running upgrade 0001 -> 0002" in output
     assert "Running upgrade 0002 -> 0003" in output and "Running upgrade 0003 -> 0004" in output
-    assert "Running upgrade 0004 -> 0005" in output
+    assert "Running upgrade 0004 -> 0005" in output and "Running upgrade 0005 -> 0006" in output
     assert await inspect_tables(empty_database_url) == {*TABLES, "alembic_version"}
-    assert "0005 (head)" in alembic("-x", f"db={empty_database_url}", "current")
+    assert "0006 (head)" in alembic("-x", f"db={empty_database_url}", "current")
 
     alembic("downgrade", "base", env={"PLYARENA_DB": empty_database_url})
     assert await inspect_tables(empty_database_url) == {"alembic_version"}
@@ -259,3 +260,97 @@ async def test_names_and_chat_stored_before_the_limit_on_stacked_marks_are_mende
     assert clean_name(names["zalgo"], MAX_NAME_LENGTH) == MENDED_ZALGO  # each passes today's rules
     assert clean_text(said[1][1], "chat", 200) == said[1][1]
     assert MAX_STACKED_MARKS == 4  # (what MENDED_ZALGO keeps)
+
+
+SPEAKER = "f6" * 16
+"""The player in seat 1 of the match below, whose name and the line said under it show nothing."""
+STORED_BEFORE_THE_INVISIBLE_CHARACTERS = {
+    # player id: (name as stored, name after the migration)
+    "a1" * 16: ("alice\u034f", "alice"),  # looked like alice: now is alice (names need not be unique)
+    "b2" * 16: ("ali\ufe0fce", "alice"),
+    "c3" * 16: ("bob\u180b \u17b4x", "bob x"),
+    "d4" * 16: ("Vie\u0302\u0323t \u2764", "Vie\u0302\u0323t \u2764"),  # within the rules: kept, not even NFC
+    # The blank kept two stacks of 4 acutes apart: once it is dropped, one stack of 4 is left.
+    "e5" * 16: ("e\u0301\u0301\u0301\u0301\u2800\u0301\u0301\u0301\u0301", "\u00e9\u0301\u0301\u0301"),
+    SPEAKER: ("\u2800\U000e0100", "player f6f6f6"),  # nothing that shows
+}
+
+
+async def test_names_chat_and_pvs_stored_before_the_rules_on_invisible_characters_are_mended(
+    empty_database_url: str,
+) -> None:
+    """Before revision 0006 a name could hold what does not show (``alice\\u034f`` looked like ``alice``), a
+    line could show nothing, and a pv could be any text; the upgrade mends what today's rules refuse and
+    leaves the rest byte for byte."""
+    alembic("-x", f"db={empty_database_url}", "upgrade", "0005")
+    engine = create_engine(empty_database_url, pooled=False)
+    now = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
+    lines = {
+        1: ("alice\u034f", "hi \u2800"),  # the name is mended, the line shows something: kept
+        2: ("\u2800\U000e0100", "gg"),  # said under a name that shows nothing
+        3: ("Vie\u0302\u0323t \u2764", "\u2800 \ufe0f\u034f"),  # shows nothing: deleted
+        4: ("Vie\u0302\u0323t \u2764", "\u2764\ufe0f\u200d\U0001f525"),  # an emoji sequence: kept as stored
+    }
+    pvs = {
+        0: ["4", "4", "3"],  # notation: kept
+        1: ["4", "\u202eevil.com\u202c", "3"],  # cut before the first entry that is not a move
+        2: ["visit http://x.io"],  # nothing left: null
+        3: None,  # a person's move
+    }
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(
+                insert(PlayerRow),
+                [{"id": player_id, "name": stored, "token_hash": f"hash-{player_id}", "is_bot": False,
+                  "created_at": now, "last_seen_at": now}
+                 for player_id, (stored, _) in STORED_BEFORE_THE_INVISIBLE_CHARACTERS.items()],
+            )  # fmt: skip
+            await connection.execute(
+                insert(MatchRow),
+                [{"id": "m", "game": "connect4", "options": {}, "status": "finished", "host": "arena",
+                  "created_at": now}],
+            )  # fmt: skip
+            await connection.execute(
+                insert(SeatRow),
+                [{"match_id": "m", "seat": seat, "player_id": player_id, "joined_at": now}
+                 for seat, player_id in enumerate(("a1" * 16, SPEAKER))],
+            )  # fmt: skip
+            await connection.execute(
+                insert(ChatLineRow),
+                [{"match_id": "m", "seq": seq, "seat": 1 if seq == 2 else 0, "name": name, "text": text,
+                  "said_at": now}
+                 for seq, (name, text) in lines.items()],
+            )  # fmt: skip
+            await connection.execute(
+                insert(MoveRow),
+                [{"match_id": "m", "ply": ply, "seat": ply % 2, "notation": "4", "think_ms": 0,
+                  "played_at": now, "score": None if pv is None else 0, "pv": pv}
+                 for ply, pv in pvs.items()],
+            )  # fmt: skip
+        await upgrade_to_head(engine)
+        async with engine.connect() as connection:
+            names = dict((await connection.execute(select(PlayerRow.id, PlayerRow.name))).all())
+            said = {
+                seq: (name, text)
+                for seq, name, text in await connection.execute(
+                    select(ChatLineRow.seq, ChatLineRow.name, ChatLineRow.text)
+                )
+            }
+            stored_pvs = dict((await connection.execute(select(MoveRow.ply, MoveRow.pv))).all())
+    finally:
+        await engine.dispose()
+    assert names == {
+        player_id: mended for player_id, (_, mended) in STORED_BEFORE_THE_INVISIBLE_CHARACTERS.items()
+    }
+    assert said == {
+        1: ("alice", "hi \u2800"),
+        2: ("player f6f6f6", "gg"),
+        4: ("Vie\u0302\u0323t \u2764", "\u2764\ufe0f\u200d\U0001f525"),
+    }
+    assert stored_pvs == {0: ["4", "4", "3"], 1: ["4"], 2: None, 3: None}
+    for name in [*names.values(), *(name for name, _ in said.values())]:  # each passes today's rules
+        assert clean_name(name, MAX_NAME_LENGTH) == unicodedata.normalize("NFC", name)
+    for _, text in said.values():
+        assert clean_text(text, "chat", 200) == text
+    for pv in stored_pvs.values():
+        assert msgspec.convert({"pv": pv or []}, EngineInfo).pv == (pv or [])

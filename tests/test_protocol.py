@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
+from games import GAMES
 from server import protocol
 from server.errors import ErrorCode
 from server.protocol import UndecodableRequest, decode_request, encode
@@ -157,3 +159,74 @@ def test_server_messages_round_trip_for_python_clients() -> None:
         match_id="m", log="L", seq=2, events=[ended], clocks_ms=None, clock_running=None, id=3
     )
     assert protocol.decode_server_message(encode(catchup)) == catchup
+
+
+def move_with_pv(pv: list[object]) -> dict[str, object]:
+    return {
+        "type": "move",
+        "id": 11,
+        "match_id": "m",
+        "ply": 0,
+        "move": "4",
+        "engine": {"score": 3, "pv": pv},
+    }
+
+
+@pytest.mark.parametrize(
+    "pv",
+    [
+        pytest.param(["4", "4", "3"], id="connect4"),
+        pytest.param(["b2", "A1", "c3"], id="tictactoe"),
+        pytest.param(["d3", "pass", "h8"], id="othello"),
+        pytest.param(["11-15", "22x15x8", "9x18"], id="checkers"),
+        pytest.param(["O-O-O", "e8=Q+", "Qxf7#", "P*5e"], id="notations-to-come"),
+    ],
+)
+def test_a_pv_of_moves_in_notation_is_accepted(pv: list[str]) -> None:
+    request = decode(move_with_pv(pv))
+    assert isinstance(request, protocol.PlayMove) and request.engine is not None
+    assert request.engine.pv == pv
+
+
+@pytest.mark.parametrize(
+    "move",
+    [
+        pytest.param("\u202eevil.com\u202c", id="bidi-override"),
+        pytest.param("a\nb", id="line-break"),
+        pytest.param("4\n", id="trailing-line-break"),
+        pytest.param("\x00", id="nul"),
+        pytest.param("visit http://x.io", id="sentence"),
+        pytest.param("http://x.io", id="address"),
+        pytest.param("\u200b", id="zero-width-space"),
+        pytest.param("4\u034f", id="combining-grapheme-joiner"),
+        pytest.param("\uff14", id="fullwidth-digit"),
+        pytest.param("<b>4</b>", id="markup"),
+        pytest.param("-4", id="no-letter-or-digit-first"),
+        pytest.param("4" * 33, id="too-long"),
+    ],
+)
+def test_a_pv_entry_that_is_not_move_notation_is_refused_naming_it(move: str) -> None:
+    """A pv is broadcast to everyone following the match and stored for replays: free text there would be
+    a chat without chat's rules."""
+    error = refusal(move_with_pv(["4", move, "3"]))
+    assert (error.code, error.request_id) == (ErrorCode.BAD_FIELD, 11)
+    assert error.message.endswith("at `$.engine.pv[1]`")
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_every_move_a_game_can_name_passes_as_a_pv_entry(game: str) -> None:
+    """A bot's pv is made of the game's own notation: whatever a position lists as legal, through whole
+    random games, is never refused."""
+    chooser = random.Random(game)
+    named: set[str] = set()
+    for _ in range(10):
+        position = GAMES[game].start()
+        while position.outcome() is None:
+            legal = position.legal_notation()
+            named.update(legal)
+            position = position.play(position.parse_move(chooser.choice(legal)))
+    for start in range(0, len(named), protocol.MAX_PV_LENGTH):
+        pv = sorted(named)[start : start + protocol.MAX_PV_LENGTH]
+        request = decode(move_with_pv(pv))
+        assert isinstance(request, protocol.PlayMove) and request.engine is not None
+        assert request.engine.pv == pv

@@ -4,6 +4,8 @@ any script passes."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import unicodedata
 
 import pytest
@@ -12,10 +14,20 @@ from hypothesis import strategies as st
 
 from server.errors import ErrorCode, ProtocolError
 from server.protocol import MAX_CHAT_LENGTH, MAX_NAME_LENGTH
-from server.text import MAX_STACKED_MARKS, clean_name, clean_text, repaired_name, unstacked
+from server.text import (
+    INVISIBLE,
+    MAX_STACKED_MARKS,
+    clean_name,
+    clean_text,
+    repaired_name,
+    shows_something,
+    unstacked,
+)
 
 # Any code point but surrogates, weighted towards the ones that do not show.
-TRICKY = st.sampled_from("\u200b\u200d\u202e\u2066\u3164\u115f\ufeff\u0301\n\t \u00a0")
+TRICKY = st.sampled_from(
+    "\u200b\u200d\u202e\u2066\u3164\u115f\ufeff\u034f\ufe0f\U000e0100\u2800\u0301\n\t \u00a0"
+)
 NAMES = st.lists(st.one_of(st.characters(blacklist_categories=("Cs",)), TRICKY), max_size=50).map("".join)
 
 
@@ -168,11 +180,13 @@ REAL_NAMES = [
     pytest.param("\u0f67\u0f71\u0f74\u0f83 \u0f67\u0fb2\u0f71\u0f72\u0f7f", id="tibetan-sanskrit"),  # ཧཱུྃ ཧྲཱིཿ
     pytest.param("\u101b\u1014\u103a\u1000\u102f\u1014\u103a\u1019\u103c\u102d\u102f\u1037", id="burmese"),
     pytest.param("\u100a\u103e\u102d\u102f\u1037", id="burmese-four-marks"),  # ညှို့
-    pytest.param("\U0001f44d\U0001f3fd \u2764\ufe0f #\ufe0f\u20e3", id="emoji-modifier-selector-keycap"),
+    pytest.param("\U0001f44d\U0001f3fd \u2764 #\u20e3", id="emoji-modifier-keycap"),
 ]
 
 REAL_LINES = [
     *REAL_NAMES,
+    # Variation selectors are invisible, refused in names like the joiners; chat keeps them.
+    pytest.param("\U0001f44d\U0001f3fd \u2764\ufe0f #\ufe0f\u20e3", id="emoji-modifier-selector-keycap"),
     pytest.param("\U0001f469\u200d\u2764\ufe0f\u200d\U0001f48b\u200d\U0001f468", id="emoji-zwj-kiss"),
     pytest.param("\U0001f3f3\ufe0f\u200d\U0001f308 \U0001f9d1\U0001f3ff\u200d\U0001f680", id="emoji-zwj"),
     pytest.param("\U0001f441\ufe0f\u200d\U0001f5e8\ufe0f", id="emoji-zwj-selectors"),
@@ -220,3 +234,99 @@ def test_mended_text_keeps_to_the_limit_and_text_within_it_is_kept_as_is(text: s
     except ProtocolError:
         return
     assert mended == text
+
+
+# --------------------------------------------------------------------------- invisible characters
+
+LOOKALIKES = [
+    pytest.param("alice\u034f", "U+034F", id="combining-grapheme-joiner"),
+    pytest.param("ali\ufe0dce", "U+FE0D", id="variation-selector-14"),
+    pytest.param("ali\U000e0100ce", "U+E0100", id="variation-selector-17"),
+    pytest.param("bob\u180b", "U+180B", id="mongolian-free-variation-selector"),
+    pytest.param("bob\u17b4", "U+17B4", id="khmer-inherent-vowel"),
+    pytest.param("\u2800", "U+2800", id="braille-pattern-blank"),
+    pytest.param("bob \U0001d159", "U+1D159", id="musical-null-notehead"),
+    pytest.param("bob\U00016fe4", "U+16FE4", id="khitan-filler"),
+    pytest.param("bob\u00ad", "U+00AD", id="soft-hyphen"),
+]
+
+
+@pytest.mark.parametrize(("name", "code_point"), LOOKALIKES)
+def test_a_name_holding_a_character_that_does_not_show_is_refused_naming_it(
+    name: str, code_point: str
+) -> None:
+    """``alice\\u034f`` would look like ``alice``, and ``\\u2800`` like no name at all."""
+    with pytest.raises(ProtocolError) as refused:
+        clean_name(name, MAX_NAME_LENGTH)
+    assert refused.value.code == ErrorCode.BAD_FIELD
+    assert refused.value.message.startswith(f"name contains {code_point} (")
+    assert "does not show" in refused.value.message
+
+
+@pytest.mark.parametrize(("name", "code_point"), LOOKALIKES)
+def test_mending_drops_a_character_that_does_not_show(name: str, code_point: str) -> None:
+    hidden = chr(int(code_point[2:], 16))
+    assert repaired_name(name, MAX_NAME_LENGTH) == (name.replace(hidden, "").strip() or None)
+
+
+def test_a_name_drops_the_presentation_selectors_that_keyboards_add_after_emoji() -> None:
+    """A heart typed on a phone is U+2764 U+FE0F: dropped, not refused; after a letter it hid nothing
+    either (``ali\ufe0fce`` is then plainly ``alice``). Alone, it leaves no name."""
+    assert clean_name("Anna \u2764\ufe0f", MAX_NAME_LENGTH) == "Anna \u2764"
+    assert clean_name("ali\ufe0fce\ufe0e", MAX_NAME_LENGTH) == "alice"
+    with pytest.raises(ProtocolError, match="name is blank"):
+        clean_name(" \ufe0f ", MAX_NAME_LENGTH)
+
+
+def test_no_default_ignorable_code_point_shows_in_a_name_or_makes_a_line_show() -> None:
+    """All of Unicode's list, one by one: each is refused in a name (but the presentation selectors,
+    dropped) and shows nothing in a line."""
+    for hidden in INVISIBLE - {"\ufe0e", "\ufe0f"}:
+        with pytest.raises(ProtocolError, match=f"U\\+{ord(hidden):04X}"):
+            clean_name(f"a{hidden}", MAX_NAME_LENGTH)
+        assert not shows_something(f" {hidden} ")
+
+
+def test_the_table_of_default_ignorable_code_points_is_unicodes() -> None:
+    """Checked against a second copy of DerivedCoreProperties.txt: Perl's, where it has this Python's
+    Unicode version."""
+    if shutil.which("perl") is None:
+        pytest.skip("no perl to read its Unicode tables")
+    ucd = 'use Unicode::UCD qw(prop_invlist); print Unicode::UCD::UnicodeVersion(), " ", '
+    ucd += 'join(",", prop_invlist("Default_Ignorable_Code_Point"))'
+    version, inversion_list = subprocess.run(
+        ["perl", "-e", ucd], capture_output=True, text=True, check=True, timeout=30
+    ).stdout.split()
+    if version != unicodedata.unidata_version:
+        pytest.skip(f"Perl has Unicode {version}, this Python {unicodedata.unidata_version}")
+    bounds = [int(bound) for bound in inversion_list.split(",")]
+    perls = {
+        chr(code) for start, end in zip(bounds[::2], bounds[1::2], strict=True) for code in range(start, end)
+    }
+    assert perls == INVISIBLE
+
+
+@pytest.mark.parametrize(
+    "blank",
+    ["\u034f", "\ufe0f \ufe0f", "\u2800", "\u2800\u2800 \u2800", "\u180b\u17b4", "\U000e0100", "\U0001d159"],
+)
+def test_a_line_of_characters_that_do_not_show_shows_nothing(blank: str) -> None:
+    for what in ("chat", "reason"):
+        with pytest.raises(ProtocolError) as refused:
+            clean_text(blank, what, MAX_CHAT_LENGTH)
+        assert refused.value.message == f"{what} shows nothing: it is only invisible characters"
+
+
+@pytest.mark.parametrize("text", ["gg\u034f", "\u2800 gg \u2800", "ali\ufe0fce", "\u2764\ufe0f", "bob\u180b"])
+def test_a_line_keeps_characters_that_do_not_show_beside_ones_that_do(text: str) -> None:
+    """As with the joiners: chat is kept as sent, invisible characters included, once something shows."""
+    assert shows_something(text)
+    assert clean_text(text, "chat", MAX_CHAT_LENGTH) == text
+
+
+def test_a_blank_takes_room_so_ends_a_stack_of_marks() -> None:
+    """Unlike a joiner or a filler (see above), the braille blank is as wide as a letter: the marks after
+    it are drawn on it, as on a space."""
+    within = "a" + "\u0301\u0300\u0302\u0303" + "\u2800" + "\u0301\u0300\u0302\u0303"
+    assert clean_text(within, "chat", MAX_CHAT_LENGTH) == within
+    assert unstacked(within) == within

@@ -18,7 +18,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from server.protocol import MAX_CHAT_LENGTH, MAX_NAME_LENGTH, RAW_TEXT_ALLOWANCE
+from server.protocol import (
+    MAX_CHAT_LENGTH,
+    MAX_MOVE_LENGTH,
+    MAX_NAME_LENGTH,
+    PV_MOVE_PATTERN,
+    RAW_TEXT_ALLOWANCE,
+)
 
 T = TypeVar("T")
 Json = Any
@@ -203,12 +209,35 @@ class Identifier(Field):
     def out_of_range(self, choices: Choices) -> Json:
         if chance(choices, 2):
             return pick(
-                choices, ("", "Sharp", "9lives", "alpha beta", "alpha\u202ebeta", "-x", "ø", "a" * 33)
+                choices,
+                ("", "Sharp", "9lives", "alpha beta", "alpha\u202ebeta", "alpha\n", "-x", "ø", "a" * 33),
             )
         return text(choices, 1, self.high)
 
 
 _IDENTIFIER = re.compile(r"[a-z][a-z0-9_-]*")
+
+
+@dataclass(frozen=True)
+class Notation(Field):
+    """A move as a principal variation names it: ASCII letters, digits and ``-+#=*``, a letter or digit
+    first, at most ``MAX_MOVE_LENGTH`` characters."""
+
+    required: bool = False
+
+    def accepts(self, value: Json) -> bool:
+        return isinstance(value, str) and len(value) <= MAX_MOVE_LENGTH and _PV_MOVE.match(value) is not None
+
+    def example(self, choices: Choices) -> Json:
+        return pick(choices, ("4", "b2", "d3", "pass", "11-15", "22x15x8", "e8=Q+", "K*"))
+
+    def out_of_range(self, choices: Choices) -> Json:
+        if chance(choices, 2):
+            return pick(choices, ("", "e4 e5", "a\n", "-x", "aé", "a\u200b", "１", "<b>", "a" * 33))
+        return text(choices, 1, MAX_MOVE_LENGTH)
+
+
+_PV_MOVE = re.compile(PV_MOVE_PATTERN)
 
 
 @dataclass(frozen=True)
@@ -345,7 +374,7 @@ ENGINE = Record({
     "score": nullable(Integer(-(10**9), 10**9)),
     "depth": nullable(Integer(0, 2**31 - 1)),
     "nodes": nullable(Integer(0, MAX_SAFE_INTEGER)),
-    "pv": ListOf(Text(1, 32), 64),
+    "pv": ListOf(Notation(), 64),
     "time_ms": nullable(Integer(0, MAX_SAFE_INTEGER)),
 })  # fmt: skip
 OFFERS_AND_ENDINGS = ("resign", "draw.offer", "draw.accept", "draw.decline", "abort",
