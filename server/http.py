@@ -308,7 +308,9 @@ def match_json(record: MatchRecord, *, with_moves: bool) -> dict[str, Any]:
     if with_moves:
         body["rematch_id"] = record.rematch_id
         moves = sorted(record.moves, key=lambda move: move.ply)
-        body["moves"] = [_move_json(move) for move in moves]
+        # A bot's search only once the match is over: until then its opponent would read the bot's plan.
+        over = record.status in ("finished", "aborted")
+        body["moves"] = [_move_json(move, with_engine=over) for move in moves]
         game = GAMES.get(record.game)
         if game is not None:
             # Every position of the game, start first: replay viewers draw them without rules.
@@ -316,8 +318,8 @@ def match_json(record: MatchRecord, *, with_moves: bool) -> dict[str, Any]:
     return body
 
 
-def _move_json(move: MoveRecord) -> dict[str, Any]:
-    engine = move.engine
+def _move_json(move: MoveRecord, *, with_engine: bool) -> dict[str, Any]:
+    engine = move.engine if with_engine else None
     return {
         "ply": move.ply,
         "seat": move.seat,

@@ -370,7 +370,9 @@ class Match(msgspec.Struct, frozen=True, gc=False):
             clocks_ms=clocks,
             board=list(after.grid()),
             legal=after.legal_notation(),
-            engine=engine,
+            # A bot's search is kept from everyone until the game is over: its opponent would read the
+            # bot's plan (stored with the move, it is in the record once the match is over).
+            engine=engine if outcome is not None else None,
         )
         finish = None if outcome is None else Finish(FINISHED, outcome.winner, outcome.reason)
         saved = SaveMove(

@@ -37,6 +37,7 @@ from bots.pool import SearchPool, ThinkRequest, ThinkResult
 from games import get_game
 from server.app import Server, running_server
 from server.config import ServerConfig
+from server.storage.records import EngineInfo
 
 FAST_BACKOFF = Backoff(initial_s=0.05, max_s=0.5)
 
@@ -143,6 +144,15 @@ async def test_a_bot_plays_a_bot_that_a_fleet_seats_to_the_end(
         assert engine["depth"] >= 1 and engine["nodes"] >= 1 and engine["pv"][0] == move["move"]
 
 
+async def stored_engine(arena: Server, match_id: str, ply: int) -> EngineInfo:
+    """The search a bot sent with a move: stored, though kept from its opponent until the game is over."""
+    record = await arena.store.get_match(match_id)
+    assert record is not None
+    engine = record.moves[ply].engine
+    assert engine is not None, f"no search stored with move {ply}"
+    return engine
+
+
 async def test_a_lobby_asking_for_a_level_3_connect4_bot_gets_it_within_a_second(
     arena: Server, connect: Connect, start_fleet: StartFleet
 ) -> None:
@@ -157,7 +167,9 @@ async def test_a_lobby_asking_for_a_level_3_connect4_bot_gets_it_within_a_second
     assert elapsed < 1.0, f"the bot took {elapsed:.3f} s to sit down"
     assert (seated["player"]["name"], seated["player"]["bot"]) == (BotSpec.of("connect4", 3).name, True)
     first = await alice.expect(type_="moved", match_id=state["match_id"], ply=0, timeout=10)
-    assert first["seat"] == 0 and first["engine"]["depth"] >= 1 and first["engine"]["pv"][0] == first["move"]
+    assert first["seat"] == 0 and "engine" not in first  # (kept from Alice until the game is over)
+    engine = await stored_engine(arena, state["match_id"], 0)
+    assert engine.depth is not None and engine.depth >= 1 and engine.pv[0] == first["move"]
 
 
 async def test_a_person_alone_in_a_public_lobby_gets_a_bot_after_the_wait(
@@ -272,7 +284,7 @@ async def test_a_bot_declines_a_draw_before_it_has_searched_accepts_one_it_canno
     rematch = await alice.expect(type_="match.state", match_id=started["new_match_id"])
     assert rematch["you"] == 1 and rematch["status"] == "live"
     first = await alice.expect(type_="moved", match_id=started["new_match_id"], ply=0)
-    assert first["seat"] == 0 and first["engine"]["score"] == 0
+    assert first["seat"] == 0 and (await stored_engine(arena, started["new_match_id"], 0)).score == 0
 
     # Asked for during the game, the next rematch is agreed at once and starts as this game ends.
     second = started["new_match_id"]

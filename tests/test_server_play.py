@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from support.client import ArenaClient
 from support.fixtures import Connect
+from support.fuzz_arena import api_get
 from support.play import decisive_game, open_match, play_moves
 
 from games import GAMES, get_game
@@ -71,9 +72,12 @@ async def test_moves_carry_clocks_and_engine_info_into_the_record(arena: Server,
     engine = {"score": 42, "depth": 7, "nodes": 12345, "pv": ["4", "4", "3"], "time_ms": 80}
     first = await alice.request("move", match_id=match_id, ply=0, move="4")
     reply = await bob.request("move", match_id=match_id, ply=1, move="4", engine=engine)
-    assert reply["engine"] == engine
+    # Kept from everyone while the game is played: Alice would read what the bot means to play next.
+    assert "engine" not in reply
     seen = await alice.expect(type_="moved", ply=1)
-    assert seen["engine"] == engine and "id" not in seen
+    assert "engine" not in seen and "id" not in seen
+    live = await api_get(arena.http_url, f"/api/matches/{match_id}")
+    assert [move["engine"] for move in live[1]["moves"]] == [None, None]
     assert first["clocks_ms"][1] == 300_000 and 300_000 <= first["clocks_ms"][0] <= 303_000
     record = await arena.store.get_match(match_id)
     assert record is not None
@@ -86,3 +90,6 @@ async def test_moves_carry_clocks_and_engine_info_into_the_record(arena: Server,
     )
     assert stored.clocks_ms == tuple(reply["clocks_ms"])
     assert record.seats[1].player_name == SQL_LOOKING_NAME, "stored as plain text"
+    await alice.request("resign", match_id=match_id)  # over: the record shows the bot's search
+    over = await api_get(arena.http_url, f"/api/matches/{match_id}")
+    assert over[1]["moves"][1]["engine"] == {key: engine[key] for key in ("score", "depth", "nodes", "pv")}
