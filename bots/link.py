@@ -6,6 +6,10 @@ Both the bots and the fleet's lobby watcher talk to servers through a
 message to its owner, and when the connection drops or the server restarts it
 reconnects with exponential backoff and says hello again. What to resume after
 a new ``welcome`` is the owner's business (:meth:`LinkOwner.on_welcome`).
+
+The backoff starts over only once a connection has stayed up a while, not on
+every ``welcome``: a connection that the server welcomes and then drops at once
+(a message too large to read, say) is retried ever more slowly, not in a loop.
 """
 
 from __future__ import annotations
@@ -28,6 +32,11 @@ log = logging.getLogger(__name__)
 
 REPLY_TIMEOUT_S = 10.0
 """How long :meth:`Link.request` waits for the reply to a request."""
+
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+"""The largest message a link reads; a larger one closes the connection (code 1009). The largest a server
+sends is a lobby snapshot, which docs/protocol.md bounds at 400 entries: some 120 kB, under 1 MiB (websockets'
+default) even were every field at its limit; the rest is margin, for a server that allows more."""
 
 UNREACHABLE_WARNING_AFTER = 3
 UNREACHABLE_WARNING_EVERY = 30
@@ -69,6 +78,8 @@ class Backoff:
     factor: float = 2.0
     max_s: float = 5.0
     jitter: float = 0.25
+    reset_after_s: float = 10.0
+    """How long a connection must stay up before the delays start again from ``initial_s``."""
 
     def delays(self, rng: random.Random) -> Iterator[float]:
         delay = self.initial_s
@@ -141,24 +152,31 @@ class Link:
 
     async def run(self) -> None:
         """Stay connected until :meth:`close`; never returns otherwise."""
+        loop = asyncio.get_running_loop()
         delays = self.backoff.delays(self._rng)
-        in_a_row = 0  # attempts since the last welcome
+        in_a_row = 0  # attempts that failed since a connection last stayed up
         while not self._closing:
             try:
-                async with connect(self.url, open_timeout=REPLY_TIMEOUT_S, proxy=None) as socket:
+                async with connect(
+                    self.url, open_timeout=REPLY_TIMEOUT_S, proxy=None, max_size=MAX_MESSAGE_BYTES
+                ) as socket:
                     self._socket = socket
                     await self._greet(socket)
-                    delays = self.backoff.delays(self._rng)  # a good connection resets the backoff
-                    in_a_row = 0
-                    await self._receive(socket)
+                    welcomed_at = loop.time()
+                    try:
+                        await self._receive(socket)
+                    finally:
+                        if loop.time() - welcomed_at >= self.backoff.reset_after_s:
+                            delays = self.backoff.delays(self._rng)  # a good connection: start over
+                            in_a_row = 0
             except InvalidURI:
                 raise
             except DROPPED as error:
                 reason = why_dropped(error)
                 in_a_row += 1
                 if in_a_row == UNREACHABLE_WARNING_AFTER or in_a_row % UNREACHABLE_WARNING_EVERY == 0:
-                    log.warning("%s: cannot reach %s (%d attempts in a row, the last: %s); still trying",
-                                self.name, self.url, in_a_row, reason)  # fmt: skip
+                    log.warning("%s: cannot reach %s or stay connected (%d attempts in a row, the last: %s); "
+                                "still trying", self.name, self.url, in_a_row, reason)  # fmt: skip
                 else:
                     log.info("%s: link to %s lost (%s)", self.name, self.url, reason)
                 self.failures += 1

@@ -24,7 +24,7 @@ from bots.capacity import Capacity
 from bots.client import BotPlayer, BotSpec
 from bots.fleet import parse_levels
 from bots.levels import LEVEL_COUNT, level, level_table
-from bots.link import UNREACHABLE_WARNING_AFTER, Backoff, Link
+from bots.link import MAX_MESSAGE_BYTES, UNREACHABLE_WARNING_AFTER, Backoff, Link
 from bots.manners import Manners
 from bots.pool import SearchPool
 
@@ -315,6 +315,85 @@ class Silent:
 
     async def on_message(self, message: wire.Incoming) -> None:
         raise AssertionError("a message from a server that is not there")
+
+
+class Listening:
+    """A link owner that keeps what it hears."""
+
+    def __init__(self) -> None:
+        self.messages: list[wire.Incoming] = []
+
+    async def on_welcome(self, welcome: wire.Welcome) -> None:
+        pass
+
+    async def on_message(self, message: wire.Incoming) -> None:
+        self.messages.append(message)
+
+
+async def test_a_link_welcomed_then_dropped_at_once_backs_off_until_a_connection_lasts(
+    scripted_server: Callable[[Script], Awaitable[str]],
+) -> None:
+    """A welcome alone does not start the delays over: a server that welcomes the link and drops it at once
+    (over a message too large to read, say) was called again at once, eight times a second, forever."""
+    backoff = Backoff(initial_s=0.01, factor=8.0, max_s=5.0, jitter=0.0, reset_after_s=0.2)
+    loop = asyncio.get_running_loop()
+    welcomed: list[float] = []
+    dropped: list[float] = []
+
+    async def script(connection: ServerConnection) -> None:
+        await connection.send(welcome(await receive(connection)))
+        welcomed.append(loop.time())
+        if len(welcomed) == 4:
+            await asyncio.sleep(0.3)  # this one lasts longer than reset_after_s
+        await connection.close(1009, "frame too large")
+        dropped.append(loop.time())
+
+    link = Link(await scripted_server(script), "fleet-f1", Listening(), backoff=backoff)
+    running = asyncio.create_task(link.run())
+    try:
+        async with asyncio.timeout(10):
+            while len(welcomed) < 5:
+                await asyncio.sleep(0.01)
+    finally:
+        running.cancel()
+    waits = [again - gone for gone, again in zip(dropped, welcomed[1:], strict=False)]
+    assert waits[0] >= 0.01 and waits[1] >= 0.08 and waits[2] >= 0.64, waits
+    assert waits[3] < 2.0, f"after a lasting connection the delays start over: {waits}"
+    assert link.connections == 5
+
+
+async def test_a_link_reads_a_lobby_snapshot_larger_than_websockets_default_limit(
+    scripted_server: Callable[[Script], Awaitable[str]],
+) -> None:
+    """A server bounds its snapshot (docs/protocol.md); a link still reads more than the 1 MiB a client of
+    websockets reads by default, so a server with a larger lobby (or an older one) does not shut it out."""
+    entry = {
+        "match_id": "m", "game": "connect4", "status": "live", "time_control": "5+3",
+        "seats": [{"id": "p" * 32, "name": "Al", "bot": False}, {"id": "q" * 32, "name": "Bob", "bot": True}],
+        "bot": None, "host": "arena-1", "url": "ws://127.0.0.1:8765/ws",
+        "created_at": "2026-03-01T12:00:00.000000+00:00", "bot_status": None,
+    }  # fmt: skip
+    snapshot = json.dumps(
+        {"type": "lobby.snapshot", "matches": [{**entry, "match_id": f"m{n}"} for n in range(5000)]}
+    )
+    assert 2**20 < len(snapshot) < MAX_MESSAGE_BYTES
+
+    async def script(connection: ServerConnection) -> None:
+        await connection.send(welcome(await receive(connection)))
+        await connection.send(snapshot)
+        await connection.wait_closed()
+
+    owner = Listening()
+    link = Link(await scripted_server(script), "fleet-f1", owner, backoff=Backoff(initial_s=0.01))
+    running = asyncio.create_task(link.run())
+    try:
+        async with asyncio.timeout(10):
+            while not owner.messages and not link.failures:
+                await asyncio.sleep(0.01)
+    finally:
+        running.cancel()
+    assert link.failures == 0, link.last_error
+    assert isinstance(owner.messages[0], wire.LobbySnapshot) and len(owner.messages[0].matches) == 5000
 
 
 async def test_a_link_that_cannot_reach_its_server_says_so_as_a_warning(

@@ -4,16 +4,42 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+import logging
+import random
+from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import aiomqtt
+import msgspec
 import pytest
 from support.fixtures import Connect, StartServer
 
+from bots.fleet import Fleet, FleetConfig, parse_levels
+from bots.link import MAX_MESSAGE_BYTES, Backoff
+from bots.pool import SearchPool
 from server.app import Server, running_server
 from server.config import ServerConfig
+from server.lobby import (
+    MAX_BUS_ENTRY_BYTES,
+    MAX_URL_LENGTH,
+    SNAPSHOT_BOT_REQUESTS,
+    SNAPSHOT_LIVE,
+    SNAPSHOT_OPEN,
+    Lobby,
+    _Complaints,
+)
+from server.protocol import (
+    MAX_BOT_STATUS_LENGTH,
+    MAX_ID_LENGTH,
+    MAX_NAME_LENGTH,
+    BotRequest,
+    BotStatus,
+    LobbyEntry,
+    LobbySnapshot,
+    PlayerInfo,
+    encode,
+)
 
 
 async def test_lobby_subscribers_see_public_matches_open_fill_and_end(
@@ -132,6 +158,136 @@ async def test_bot_status_notes_are_refused_unless_valid_and_for_an_open_bot_req
     assert (await stranger.request("bot.status", **note(asking)))["code"] == "hello_required"
     posing = await connect.player(arena, "fleet-f2")  # a person, whatever the name says
     assert (await posing.request("bot.status", **note(asking)))["code"] == "not_allowed"
+
+
+# ---------------------------------------------------------------------- a crowded lobby
+
+ALICE = PlayerInfo(id="5f0c9c0b8f1e4a6c9d2b7e13a4c6d8f0", name="Alice", bot=False)
+BOB = PlayerInfo(id="a81d4e0c9b2f4d7e8c1a6b3f5e9d2c70", name="Bob", bot=False)
+
+
+def crowd_entry(
+    server: Server, match_id: str, age_rank: int, status: str, bot_level: int | None
+) -> LobbyEntry:
+    """A lobby entry of ``server``'s own; a higher ``age_rank`` is a newer match."""
+    return LobbyEntry(
+        match_id=match_id, game="connect4", status=status, time_control="5+3",
+        seats=[ALICE, None if status == "open" else BOB],
+        bot=None if bot_level is None else BotRequest(level=bot_level),
+        host=server.config.instance_id, url=server.ws_url,
+        created_at=f"2026-03-01T12:00:00.{age_rank:06d}+00:00",
+    )  # fmt: skip
+
+
+def crowd(
+    server: Server, bot_requests: int, other_open: int, live: int, bot_level: int = 3
+) -> list[LobbyEntry]:
+    """Fill ``server``'s lobby as a busy one is, its matches listed in no order of age; return the entries."""
+    kinds = [("ask", "open", bot_level)] * bot_requests + [("open", "open", None)] * other_open
+    kinds += [("live", "live", None)] * live
+    ages = random.Random(7).sample(range(len(kinds)), len(kinds))
+    entries = [
+        crowd_entry(server, f"{prefix}{n:05d}", age, status, level)
+        for n, ((prefix, status, level), age) in enumerate(zip(kinds, ages, strict=True))
+    ]
+    for entry in entries:
+        server.lobby.show(entry)
+    return entries
+
+
+def ids(entries: list[Any]) -> list[str]:
+    return [entry["match_id"] if isinstance(entry, dict) else entry.match_id for entry in entries]
+
+
+def about(match_id: str) -> Callable[[dict[str, Any]], bool]:
+    """For ``expect``: a ``lobby.update`` of the entry of ``match_id``."""
+    return lambda message: message["entry"]["match_id"] == match_id
+
+
+async def test_a_snapshot_of_a_crowded_lobby_is_bounded_bot_requests_first(
+    arena: Server, connect: Connect
+) -> None:
+    """A busy server's whole lobby (some 4,000 open and live matches) is over 1 MiB, more than clients read
+    in one message (websockets' default); each subscriber gets at most 400 entries, chosen once per change."""
+    entries = crowd(arena, SNAPSHOT_BOT_REQUESTS + 50, SNAPSHOT_OPEN + 100, 3500)
+    assert len(encode(LobbySnapshot(matches=entries))) > 2**20
+    watcher = await connect.player(arena, "Watcher")  # reads at most 1 MiB a message, as fleets did
+
+    snapshot = (await watcher.request("lobby.subscribe"))["matches"]
+
+    by_age = sorted(entries, key=lambda entry: entry.created_at)
+    asking = [entry for entry in by_age if entry.bot is not None]
+    other_open = [entry for entry in reversed(by_age) if entry.status == "open" and entry.bot is None]
+    live = [entry for entry in reversed(by_age) if entry.status == "live"]
+    assert ids(snapshot) == ids(
+        asking[:SNAPSHOT_BOT_REQUESTS] + other_open[:SNAPSHOT_OPEN] + live[:SNAPSHOT_LIVE]
+    ), "the oldest bot requests (served first), then the newest open matches, then the newest live ones"
+    assert len(json.dumps(snapshot)) < 200_000
+    assert arena.lobby.snapshot(1).matches is arena.lobby.snapshot(2).matches, "unchanged: chosen once"
+
+
+async def test_bot_requests_left_out_of_a_snapshot_are_sent_as_room_is_made(
+    arena: Server, connect: Connect
+) -> None:
+    """Fleets need every bot request: each one that leaves the lobby brings the next in line into view."""
+    asking = sorted(crowd(arena, SNAPSHOT_BOT_REQUESTS + 5, 0, 0), key=lambda entry: entry.created_at)
+    fleet = await connect.player(arena, "Fleet", bot=True)
+    snapshot = (await fleet.request("lobby.subscribe"))["matches"]
+    assert ids(snapshot) == ids(asking[:SNAPSHOT_BOT_REQUESTS])
+
+    for n, served in enumerate(asking[:5]):
+        if n % 2:  # a bot joined it
+            arena.lobby.show(msgspec.structs.replace(served, status="live", seats=[ALICE, BOB]))
+        else:  # its creator cancelled it
+            arena.lobby.hide(served.match_id)
+        await fleet.expect(type_="lobby.update", where=about(asking[SNAPSHOT_BOT_REQUESTS + n].match_id))
+    updated = {
+        message["entry"]["match_id"] for message in fleet.received if message["type"] == "lobby.update"
+    }
+    assert set(ids(snapshot)) | updated == set(ids(asking)), "every bot request reached the subscriber"
+
+
+def test_an_entry_at_every_limit_passes_the_bus_and_a_full_snapshot_of_them_fits_a_fleets_link() -> None:
+    """What one snapshot can weigh at most (names, notes and the like at their limits, in 4-byte characters):
+    less than any client of websockets reads in one message by default (1 MiB), a quarter of a fleet's."""
+    wide = "\U0001f600"
+    name = wide * MAX_NAME_LENGTH
+    player = PlayerInfo(id="p" * MAX_ID_LENGTH, name=name, bot=True)
+    note = BotStatus(state="unavailable", reason=wide * MAX_BOT_STATUS_LENGTH, by=name)
+    entry = LobbyEntry(
+        match_id="m" * MAX_ID_LENGTH, game="g" * MAX_NAME_LENGTH, status="open", time_control="t" * 16,
+        seats=[player, player], bot=BotRequest(level=99, style="s" * MAX_NAME_LENGTH), host="h" * 64,
+        url="wss://" + "u" * (MAX_URL_LENGTH - 6), created_at="c" * MAX_ID_LENGTH, bot_status=note,
+    )  # fmt: skip
+    assert Lobby._read_bus_entry(encode(entry)) == entry
+    largest = len(
+        encode(LobbySnapshot(matches=[entry] * (SNAPSHOT_BOT_REQUESTS + SNAPSHOT_OPEN + SNAPSHOT_LIVE)))
+    )
+    assert largest < 2**20 and largest < MAX_MESSAGE_BYTES / 4
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[SearchPool]:
+    shared = SearchPool(1)
+    yield shared
+    shared.close()
+
+
+async def test_a_fleet_following_a_crowded_lobby_seats_its_bots(
+    arena: Server, connect: Connect, pool: SearchPool
+) -> None:
+    """As ``plyarena run`` does (WebSocket only, no broker). A snapshot of the whole lobby once killed the
+    fleet's link (close code 1009), which reconnected at once, again and again, and seated no bot."""
+    crowd(arena, 150, 2000, 1800, bot_level=99)  # requests for a level no fleet offers, waiting
+    alice = await connect.player(arena, "Alice")
+    match_id = (await alice.request("match.create", game="tictactoe", seat=0, bot={"level": 1}))["match_id"]
+    config = FleetConfig(
+        levels=parse_levels("tictactoe:1"), idle_wait_s=None, backoff=Backoff(initial_s=0.05, max_s=0.5)
+    )
+    async with Fleet(pool, config) as fleet:
+        fleet.follow_server(arena.ws_url)
+        started = await alice.expect(type_="started", match_id=match_id, timeout=10)
+    assert started["turn"] == 0
 
 
 @pytest.fixture(scope="module")
@@ -287,3 +443,100 @@ async def test_a_stopping_instance_withdraws_its_entries_from_every_lobby(
         assert payload(await next_message(mqtt, topic)) is not None
     assert payload(await next_message(mqtt, topic)) is None, "the retained entry is cleared on shutdown"
     await watcher.expect(type_="lobby.remove", match_id=match_id)
+
+
+# ---------------------------------------------------------------------- what the bus may not do
+
+
+def about_match(match_id: str) -> Callable[[dict[str, Any]], bool]:
+    """Any lobby message about ``match_id``."""
+    return lambda message: match_id in (message.get("match_id"), message.get("entry", {}).get("match_id"))
+
+
+async def test_messages_on_the_bus_cannot_delist_or_redirect_a_match_hosted_here(
+    start_mqtt_server: StartServer, connect: Connect, mqtt: aiomqtt.Client
+) -> None:
+    """Whoever may publish on the broker could otherwise clear an open match from this instance's lobby, or
+    send whoever joins it to a server of theirs; and clear another instance's entries likewise."""
+    server = await start_mqtt_server()
+    alice = await connect.player(server, "Alice")
+    match_id = (await alice.request("match.create", game="connect4", bot={"level": 3}))["match_id"]
+    watcher = await connect.player(server, "Watcher")
+    await watcher.request("lobby.subscribe")
+    ours = server.lobby.entries[match_id]
+    forged = {**msgspec.to_builtins(ours), "host": "evil-1", "url": "ws://evil.example/ws"}
+    theirs = {**forged, "match_id": "theirs", "host": "peer-1", "url": "ws://peer.example/ws"}
+
+    await mqtt.publish(f"plyarena/v1/lobby/evil-1/{match_id}", b"", qos=1)
+    await mqtt.publish(f"plyarena/v1/lobby/evil-1/{match_id}", json.dumps(forged), qos=1)
+    await mqtt.publish("plyarena/v1/lobby/peer-1/theirs", json.dumps(theirs), qos=1)
+    await mqtt.publish("plyarena/v1/lobby/evil-1/theirs", b"", qos=1)
+    marker = {**theirs, "match_id": "marker"}
+    await mqtt.publish("plyarena/v1/lobby/peer-1/marker", json.dumps(marker), qos=1)
+    await watcher.expect(type_="lobby.update", where=about("marker"), timeout=5)  # the rest came before it
+
+    assert not [message for message in watcher.received if about_match(match_id)(message)]
+    assert server.lobby.entries[match_id] == ours
+    assert [
+        (entry["match_id"], entry["url"]) for entry in (await watcher.request("lobby.subscribe"))["matches"]
+    ] == [
+        (match_id, server.ws_url),
+        ("theirs", "ws://peer.example/ws"),
+        ("marker", "ws://peer.example/ws"),
+    ], "another instance's entry is cleared by that instance only"
+    await mqtt.publish("plyarena/v1/lobby/peer-1/theirs", b"", qos=1)
+    await watcher.expect(type_="lobby.remove", match_id="theirs", timeout=5)
+
+
+async def test_bad_entries_on_the_bus_are_dropped_with_one_short_warning(
+    arena: Server, connect: Connect, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Entries from other instances keep a local entry's limits; a stream of bad ones is no log flood."""
+    watcher = await connect.player(arena, "Watcher")
+    await watcher.request("lobby.subscribe")
+    good = msgspec.to_builtins(crowd_entry(arena, "good", 1, "open", 3)) | {"host": "peer-1"}
+    bad: list[tuple[str, bytes]] = [
+        (name, json.dumps({**good, "match_id": name, **fields}).encode())
+        for name, fields in [
+            ("huge", {"game": "g" * 100_000}),
+            ("long-game", {"game": "g" * 33}),
+            ("unknown-field", {"colour": "red"}),
+            ("not-a-websocket", {"url": "javascript:alert(1)"}),
+            ("live", {"status": "live"}),
+            ("elsewhere", {"match_id": "somewhere-else"}),
+            ("someone-else", {"host": "peer-2"}),
+        ]
+    ]
+    bad.append(("not-json", b"{not json"))
+    with caplog.at_level(logging.INFO, logger="server.lobby"):
+        for name, payload in bad:
+            await arena.bus.publish(f"plyarena/v1/lobby/peer-1/{name}", payload)
+        await arena.bus.publish("plyarena/v1/instances/peer-1", b"[1, 2]")
+        await arena.bus.publish("plyarena/v1/lobby/peer-1/good", json.dumps(good).encode())
+        update = await watcher.expect(type_="lobby.update", timeout=5)  # (the bus keeps their order)
+
+    assert update["entry"] == good and not watcher.take_unread()
+    assert set(arena.lobby.entries) == {"good"}
+    said = [record for record in caplog.records if record.name == "server.lobby"]
+    assert [(record.levelno, record.exc_info) for record in said] == [(logging.WARNING, None)]
+    warning = said[0].getMessage()
+    assert "plyarena/v1/lobby/peer-1/huge" in warning and f"(at most {MAX_BUS_ENTRY_BYTES})" in warning, (
+        warning
+    )
+    assert len(warning) < 300
+
+
+def test_warnings_about_bad_messages_come_once_a_minute_counting_the_rest(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    now = [0.0]
+    complaints = _Complaints(60.0, clock=lambda: now[0])
+    with caplog.at_level(logging.WARNING, logger="server.lobby"):
+        for second in range(0, 150, 10):
+            now[0] = second
+            complaints.bad(f"topic/{second}", "bad")
+    assert [record.getMessage() for record in caplog.records] == [
+        "dropped a bad message on topic/0: bad",
+        "dropped a bad message on topic/60: bad (5 more since the last warning)",
+        "dropped a bad message on topic/120: bad (5 more since the last warning)",
+    ]
