@@ -334,6 +334,11 @@ class Server:
             control = TimeControl.parse(request.time_control)
         except ValueError as error:
             raise ProtocolError(ErrorCode.BAD_FIELD, str(error)) from None
+        if request.bot is not None and request.visibility == "private":
+            # Bots find matches in the lobby, which lists no private match: it would wait for ever.
+            raise ProtocolError(
+                ErrorCode.BAD_FIELD, "a private match is listed nowhere, so no bot finds it: make it public"
+            )
         options = protocol.MatchOptions(
             time_control=describe(control), visibility=request.visibility, bot=request.bot
         )

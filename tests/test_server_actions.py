@@ -111,6 +111,17 @@ async def test_the_cap_on_waiting_matches_holds_against_requests_from_many_conne
     assert arena.host.open_count(alice.player_id) == 3
 
 
+async def test_a_bot_is_not_asked_for_where_no_bot_can_find_the_match(
+    arena: Server, connect: Connect
+) -> None:
+    """Bots find their matches in the lobby, which lists no private match: the request would wait for ever."""
+    alice = await connect.player(arena, "Alice")
+    refused = await alice.request("match.create", game="connect4", visibility="private", bot={"level": 1})
+    assert (refused["type"], refused["code"]) == ("error", "bad_field")
+    assert refused["message"] == "a private match is listed nowhere, so no bot finds it: make it public"
+    assert arena.host.open_count(alice.player_id) == 0
+
+
 async def test_a_spectator_who_joins_gets_the_state_and_not_the_events_it_holds(
     arena: Server, connect: Connect
 ) -> None:

@@ -454,9 +454,13 @@ def bad_create(choices: Choices, arena: Arena) -> FuzzCase:
             game = game[:31] + "?"
         message = request(choices, "match.create", game=game)
         expected = {"not_found"}
-    else:
+    elif chance(choices, 2):
         control = pick(choices, BAD_TIME_CONTROLS)
         message = request(choices, "match.create", game=pick(choices, arena.games), time_control=control)
+        expected = {"bad_field"}
+    else:  # a bot asked for where no bot can find the match
+        game, level = pick(choices, arena.games), pick(choices, (1, 2, 3))
+        message = request(choices, "match.create", game=game, visibility="private", bot={"level": level})
         expected = {"bad_field"}
     return _case("bad_create", choices, encode(message, choices), expected, _ids(message), PLAYER)
 
