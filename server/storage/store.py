@@ -73,7 +73,14 @@ from typing import Self
 
 import msgspec
 from sqlalchemy import Select, func, or_, select, text, tuple_
-from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import (
+    DataError,
+    DBAPIError,
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    SQLAlchemyError,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.orm import aliased, selectinload
 from sqlalchemy.sql.dml import Update
@@ -605,7 +612,7 @@ class Store:
                 else:
                     await apply_batch(connection, rows)
         except Exception as error:
-            if _is_unavailable(error):
+            if not _is_about_the_data(error):
                 await self._drop_connection()  # (it may be broken: the next write opens another)
             if len(batch) > 1:
                 log.info("a batch of %d writes failed (%s); retrying one by one", len(batch), _reason(error))
@@ -652,7 +659,7 @@ class Store:
                     async with connection.begin():
                         await _apply_alone(connection, write.parts)
             except Exception as error:
-                if self._sqlite is None and _is_unavailable(error):
+                if self._sqlite is None and not _is_about_the_data(error):
                     await self._drop_connection()
                 self._fail(write, error)
                 if _is_unavailable(error) or isinstance(error, InstanceTakenError):
@@ -863,6 +870,12 @@ def _is_unavailable(error: BaseException) -> bool:
         if isinstance(sqlstate, str) and sqlstate.startswith(UNAVAILABLE_SQLSTATES):
             return True
     return isinstance(error, OperationalError | InterfaceError | OSError | TimeoutError)
+
+
+def _is_about_the_data(error: BaseException) -> bool:
+    """Whether ``error`` refuses the data written (a duplicate, a missing match, a value too long), which
+    leaves the connection as good as it was; any other error may have broken it."""
+    return isinstance(error, StorageError | IntegrityError | DataError)
 
 
 def _storable(text: str) -> bool:
