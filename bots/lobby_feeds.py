@@ -177,13 +177,30 @@ class MqttLobby:
         if not entry.url:
             log.warning("ignoring lobby entry %s on %s: it names no URL to reach it", entry.match_id, topic)
             return
+        # An instance publishes its own matches on its own topics: an entry naming another host or match,
+        # or for a match another instance lists, is not believed (it could send a bot to another URL).
+        if (
+            entry.host != instance
+            or entry.match_id != match_id
+            or self._host_of(match_id) not in (None, instance)
+        ):
+            log.warning(
+                "ignoring lobby entry %s of %s on %s: not that instance's", entry.match_id, entry.host, topic
+            )
+            return
         self._entries.setdefault(instance, set()).add(entry.match_id)
         if instance not in self._offline:
             self.sink.lobby_entry(self.url, entry, entry.url)
 
     def _gone(self, instance: str, match_id: str) -> None:
-        self._entries.get(instance, set()).discard(match_id)
-        self.sink.lobby_gone(self.url, match_id)
+        """An entry cleared, from the topic of the instance that listed it (from another, it is not)."""
+        listed = self._entries.get(instance, set())
+        if match_id in listed:
+            listed.discard(match_id)
+            self.sink.lobby_gone(self.url, match_id)
+
+    def _host_of(self, match_id: str) -> str | None:
+        return next((instance for instance, listed in self._entries.items() if match_id in listed), None)
 
     def _instance_status(self, instance: str, data: bytes) -> None:
         try:

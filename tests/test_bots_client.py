@@ -25,6 +25,7 @@ from bots.client import BotPlayer, BotSpec
 from bots.fleet import parse_levels
 from bots.levels import LEVEL_COUNT, level, level_table
 from bots.link import MAX_MESSAGE_BYTES, UNREACHABLE_WARNING_AFTER, Backoff, Link
+from bots.lobby_feeds import MqttLobby
 from bots.manners import Manners
 from bots.pool import SearchPool
 
@@ -438,3 +439,40 @@ async def test_a_refused_connection_is_logged_with_the_servers_reason(
         "the server refused the connection: HTTP 429: your address holds as many connections as it may (1)"
         in said
     ), said
+
+
+class RecordingSink:
+    """A fleet's view of the lobby, as a broker's messages leave it."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, str] = {}
+
+    def lobby_entry(self, source: str, entry: wire.LobbyEntry, url: str) -> None:
+        self.entries[entry.match_id] = url
+
+    def lobby_gone(self, source: str, match_id: str) -> None:
+        self.entries.pop(match_id, None)
+
+
+async def test_a_fleet_believes_a_lobby_entry_only_from_the_topic_of_the_instance_that_hosts_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    sink = RecordingSink()
+    lobby = MqttLobby("mqtt://127.0.0.1:1883", sink, identifier="fleet-test")
+
+    def entry(host: str, match_id: str, url: str) -> bytes:
+        seats = [{"id": "p1", "name": "Alice", "bot": False}, None]
+        return msgspec.json.encode({"match_id": match_id, "game": "connect4", "status": "open",
+                                    "seats": seats, "host": host, "url": url})  # fmt: skip
+
+    lobby._deliver("plyarena/v1/lobby/alpha/m1", entry("alpha", "m1", "ws://alpha/ws"))
+    with caplog.at_level(logging.WARNING, logger="bots.lobby_feeds"):
+        # Another instance's topic cannot clear it, or send a bot elsewhere for it.
+        lobby._deliver("plyarena/v1/lobby/mallory/m1", b"")
+        lobby._deliver("plyarena/v1/lobby/mallory/m1", entry("mallory", "m1", "ws://evil.example/ws"))
+        lobby._deliver("plyarena/v1/lobby/mallory/m2", entry("alpha", "m2", "ws://evil.example/ws"))
+        lobby._deliver("plyarena/v1/lobby/mallory/m3", entry("mallory", "m4", "ws://evil.example/ws"))
+    assert sink.entries == {"m1": "ws://alpha/ws"}
+    assert len(caplog.records) == 3 and all("not that instance's" in r.getMessage() for r in caplog.records)
+    lobby._deliver("plyarena/v1/lobby/alpha/m1", b"")  # its own host clears it
+    assert sink.entries == {}
