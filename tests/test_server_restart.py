@@ -5,6 +5,7 @@ Only one server at a time runs as an instance on a database, and a killed one le
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import re
 import secrets
@@ -209,6 +210,27 @@ async def test_a_postgresql_claim_lost_with_its_connection_is_taken_again_at_onc
                     await second.claim_instance("cut-off")
             assert not first.claim_lost.is_set()
             assert (await first.create_player("Still here", "a" * 64)).name == "Still here"
+
+
+async def test_a_postgresql_writer_connection_let_go_or_orphaned_does_not_lose_the_claim(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its own sessions never stand in the claim's way: one let go after an error ends (it does not go
+    back to the pool, lock and all), and one the database still holds after a network cut hid its close
+    is ended when the claim is taken again."""
+    monkeypatch.setattr(store_module, "CLAIM_CHECK_S", 3600.0)
+    with temporary_postgres_database(postgres_url, "claim") as url:
+        async with await Store.open(url) as store:
+            await store.claim_instance("own")
+            await store.player_by_token_hash("0" * 64)  # (a read: the pool holds an idle connection)
+            await store._drop_connection()  # as after a lock or statement timeout
+            assert (await store.create_player("After a timeout", "a" * 64)).name == "After a timeout"
+            orphan, store._connection = store._connection, None  # as after a network cut: the session
+            assert orphan is not None  # lives on, holding the lock
+            assert (await store.create_player("After a cut", "b" * 64)).name == "After a cut"
+            assert not store.claim_lost.is_set() and await advisory_locks_held(url) == 1
+            with contextlib.suppress(Exception):  # (its session was ended: only this end is left)
+                await orphan.close()
 
 
 async def advisory_locks_held(url: str) -> int:

@@ -62,6 +62,7 @@ import functools
 import hashlib
 import logging
 import os
+import secrets
 import sqlite3
 import uuid
 from collections import deque
@@ -177,6 +178,9 @@ before it is checked, and taken again with the claim if it was lost: after an ou
 server's again within about this long, before another server started meanwhile can take it."""
 CLAIM_CHECK_TIMEOUT_S = 5.0
 """How long that check may take (a database that does not answer): the writer has writes to fail."""
+ORPHAN_CLAIM_WAIT_S = 2.0
+"""How long a claim held by an orphaned session of this store's (see :meth:`Store._take_claim`) may take
+to be let go once that session is ended."""
 
 
 class Store:
@@ -199,6 +203,10 @@ class Store:
         store then refuses every write, and its server must stop (two would host the same matches)."""
         self._claim_held = False
         """Whether the claim was taken once: refused after that, it is lost, not refused at start-up."""
+        self._writer_name = f"plyarena-writer-{secrets.token_hex(8)}"
+        """The writer's connections' ``application_name`` on PostgreSQL, this store's alone: a session of
+        one that the database still holds after this store let go of it (a network cut hid the close) is
+        known as an orphan of its own, not another server's, and ended (see :meth:`_take_claim`)."""
         self._claim_file: int | None = None
         """The descriptor of the lock file that holds it on an SQLite file."""
         self._max_batch = max_batch
@@ -278,22 +286,38 @@ class Store:
         connection = await self._engine.connect()
         try:
             if instance_id is not None:
-                key = {"space": INSTANCE_LOCK_SPACE, "id": instance_id}
-                claim = text("SELECT pg_try_advisory_lock(:space, hashtext(:id))")
-                claimed = await connection.scalar(claim, key)
-                await connection.commit()  # (the lock is the session's, not the transaction's)
-                if not claimed:
-                    raise InstanceTakenError(
-                        f"another server runs as instance {instance_id!r} on this database"
-                    )
+                await self._take_claim(connection, instance_id)
         except BaseException as error:
-            await connection.close()
+            await _let_go(connection)
             if isinstance(error, InstanceTakenError) and self._claim_held:
                 self._lose_claim(instance_id)
             raise
         self._connection = connection
         self._claim_held = instance_id is not None
         return connection
+
+    async def _take_claim(self, connection: AsyncConnection, instance_id: str) -> None:
+        """Take the claim on ``connection``, named as this store's writer. Refused, end this store's own
+        orphaned sessions, whose lock may be the one in the way, and try again for a moment; then raise
+        :class:`InstanceTakenError`."""
+        await connection.execute(text("SELECT set_config('application_name', :name, false)"),
+                                 {"name": self._writer_name})  # fmt: skip
+        key = {"space": INSTANCE_LOCK_SPACE, "id": instance_id}
+        claim = text("SELECT pg_try_advisory_lock(:space, hashtext(:id))")
+        claimed = await connection.scalar(claim, key)
+        if not claimed and self._claim_held:
+            orphans = text(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                " WHERE application_name = :name AND pid <> pg_backend_pid()"
+            )
+            if await connection.scalar(orphans, {"name": self._writer_name}):
+                deadline = self._loop.time() + ORPHAN_CLAIM_WAIT_S
+                while not (claimed := await connection.scalar(claim, key)) and self._loop.time() < deadline:
+                    await asyncio.sleep(0.05)
+        await connection.commit()  # (the lock is the session's, not the transaction's)
+        if not claimed:
+            verb = "took" if self._claim_held else "runs as"
+            raise InstanceTakenError(f"another server {verb} instance {instance_id!r} on this database")
 
     def _lose_claim(self, instance_id: str | None) -> None:
         if not self.claim_lost.is_set():
@@ -643,8 +667,7 @@ class Store:
         The instance's claim goes with it, and is taken again with the next one."""
         connection, self._connection = self._connection, None
         if connection is not None:
-            with contextlib.suppress(Exception):
-                await connection.close()
+            await _let_go(connection)
 
     async def _commit_one_by_one(self, batch: list[_Write]) -> None:
         loop = self._loop
@@ -870,6 +893,15 @@ def _is_unavailable(error: BaseException) -> bool:
         if isinstance(sqlstate, str) and sqlstate.startswith(UNAVAILABLE_SQLSTATES):
             return True
     return isinstance(error, OperationalError | InterfaceError | OSError | TimeoutError)
+
+
+async def _let_go(connection: AsyncConnection) -> None:
+    """Close the writer's connection for good, not back into the pool: its session, and the claim it may
+    hold, end with it (a pooled connection would keep the lock, and the next one be refused it)."""
+    with contextlib.suppress(Exception):
+        await connection.invalidate()
+    with contextlib.suppress(Exception):
+        await connection.close()
 
 
 def _is_about_the_data(error: BaseException) -> bool:
