@@ -171,7 +171,10 @@ class Server:
         await self._websockets.start_serving()
 
     async def close(self) -> None:
-        """Stop accepting, close connections (code 1001), and let queued events reach the bus."""
+        """Stop accepting, close connections (code 1001), and let queued events reach the bus; unless
+        another server took this instance, and speaks for it on the bus now: then say nothing there."""
+        if self.store.claim_lost.is_set():
+            self.bus.disown()  # (withdrawn entries and an offline status would be the other server's)
         if self._websockets is not None:
             self._websockets.close()
             await self._websockets.wait_closed()

@@ -63,6 +63,10 @@ class EventBus(Protocol):
 
     async def close(self) -> None: ...
 
+    def disown(self) -> None:
+        """Publish nothing more for this instance, not even that it goes offline: for a server that lost
+        its instance to another server, which speaks for it now (its lobby entries, its status)."""
+
     async def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> None: ...
 
     def subscribe(self, pattern: str) -> AbstractAsyncContextManager[AsyncIterator[Message]]: ...
@@ -305,6 +309,9 @@ class InProcessBus:
     async def start(self) -> None:
         self._closed = False
 
+    def disown(self) -> None:
+        """Nothing to do: no other server hears this process's bus."""
+
     async def close(self) -> None:
         self._closed = True
         for subscription in self._subscribers.all():
@@ -444,6 +451,7 @@ class MqttBus:
         self._connected = asyncio.Event()
         self._stopping = asyncio.Event()
         self._runner: asyncio.Task[None] | None = None
+        self._disowned = False
 
     @property
     def connected(self) -> bool:
@@ -498,8 +506,19 @@ class MqttBus:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
+    def disown(self) -> None:
+        """Drop what is pending and publish nothing more, the offline status on closing included (see
+        :meth:`EventBus.disown`); the graceful disconnect keeps the broker from publishing the will."""
+        self._disowned = True
+        self._pending_events.clear()
+        self._pending_retained.clear()
+        self._owned_retained.clear()
+        self._outbox_empty.set()
+
     async def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
         check_topic(topic)
+        if self._disowned:
+            return
         payload = bytes(payload)
         if retain:
             if payload:
@@ -624,7 +643,7 @@ class MqttBus:
         self._client = client  # from now on, new patterns subscribe themselves
         for broker_subscription in list(self._patterns.values()):
             await self._subscribe_at_broker(client, broker_subscription)
-        if self.status_topic is not None:
+        if self.status_topic is not None and not self._disowned:
             await client.publish(self.status_topic, self._status(online=True), qos=1, retain=True)
         for topic, payload in self._owned_retained.items():
             self._pending_retained.setdefault(topic, payload)
@@ -640,7 +659,7 @@ class MqttBus:
                 task.result()  # a broken connection raises MqttError here
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._outbox_empty.wait(), self._timeout / 2)
-            if self.status_topic is not None:
+            if self.status_topic is not None and not self._disowned:
                 await client.publish(self.status_topic, self._status(online=False), qos=1, retain=True)
         finally:
             for task in tasks:

@@ -248,6 +248,30 @@ async def test_instances_share_events_and_announce_themselves(mqtt_url: str, bro
         assert json.loads((await receive(instances))[0][1])["online"] is False
 
 
+async def test_a_disowned_bus_leaves_without_a_word(mqtt_url: str, broker_prefix: str) -> None:
+    """A server whose instance another server took must neither clear the entries nor mark offline the
+    instance that the other one speaks for now."""
+    prefix = broker_prefix
+    async with AsyncExitStack() as stack:
+        alpha = MqttBus(mqtt_url, client_id=f"alpha-{prefix[-12:]}", status_topic=f"{prefix}/instances/alpha")
+        beta = MqttBus(mqtt_url, reconnect_delay=FAST_RECONNECT)
+        await stack.enter_async_context(beta)
+        await alpha.start()
+        await alpha.publish(f"{prefix}/lobby/alpha/m1", b"entry", retain=True)
+        seen = await stack.enter_async_context(beta.subscribe(f"{prefix}/#"))
+        assert len(await receive(seen, count=2)) == 2  # the online status and the entry, retained
+
+        alpha.disown()
+        await alpha.publish(f"{prefix}/lobby/alpha/m1", b"", retain=True)  # (a withdrawal: not sent)
+        await alpha.publish(f"{prefix}/match/m1", b"late event")
+        await alpha.close()
+        assert await drain(seen, quiet=0.5) == []
+    async with MqttBus(mqtt_url) as reader, reader.subscribe(f"{prefix}/#") as retained:
+        kept = dict(await receive(retained, count=2))
+    assert kept[f"{prefix}/lobby/alpha/m1"] == b"entry"
+    assert json.loads(kept[f"{prefix}/instances/alpha"])["online"] is True
+
+
 class TcpProxy:
     """A TCP relay to the broker that a test can cut and restore, like a broker going away."""
 

@@ -11,7 +11,12 @@ import sys
 import urllib.request
 from pathlib import Path
 
+import pytest
 from support.process import free_port
+
+from plyarena.commands.serve import started_server
+from plyarena.options import CommandError
+from server.config import ServerConfig
 
 
 async def test_run_serves_with_sqlite_in_the_working_directory_and_prints_the_url(tmp_path: Path) -> None:
@@ -52,3 +57,15 @@ def test_serve_finds_its_port_taken_before_it_touches_the_database(tmp_path: Pat
 def _get_json(url: str) -> dict[str, object]:
     with urllib.request.urlopen(url, timeout=10) as response:
         return json.loads(response.read())
+
+
+async def test_a_server_whose_instance_another_server_took_stops_and_says_so(tmp_path: Path) -> None:
+    """Two servers must not host the same matches: the one cut off from its claim stops, and fails so that
+    a supervisor restarting it sees it refused while the other runs (see docs/storage.md)."""
+    stop = asyncio.Event()
+    database = f"sqlite+aiosqlite:///{tmp_path / 'arena.sqlite3'}"
+    config = ServerConfig(port=0, db_url=database, instance_id="took")
+    with pytest.raises(CommandError, match=r"^stopped: another server took instance 'took'"):
+        async with started_server(config, stop, tune_gc=False) as server:
+            server.store.claim_lost.set()  # (as the store sets it: see test_server_restart.py)
+            await asyncio.wait_for(stop.wait(), 5)
