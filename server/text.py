@@ -111,8 +111,9 @@ def clean_name(text: str, max_length: int) -> str:
     """A player's name as everyone will see it: NFC, presentation selectors dropped, stripped, 1 to
     ``max_length`` characters, each one visible or a space. Raises ``bad_field`` naming the first
     character that is not."""
+    # (normalised after the selectors go: ``e`` U+FE0F U+0301 is then ``é``, one spelling of one name)
     cleaned = _stripped(
-        unicodedata.normalize("NFC", text).translate(_PRESENTATION_SELECTORS), "name", max_length
+        unicodedata.normalize("NFC", text.translate(_PRESENTATION_SELECTORS)), "name", max_length
     )
     for character in cleaned:
         if not _shows_in_name(character):

@@ -274,6 +274,7 @@ def test_a_name_drops_the_presentation_selectors_that_keyboards_add_after_emoji(
     either (``ali\ufe0fce`` is then plainly ``alice``). Alone, it leaves no name."""
     assert clean_name("Anna \u2764\ufe0f", MAX_NAME_LENGTH) == "Anna \u2764"
     assert clean_name("ali\ufe0fce\ufe0e", MAX_NAME_LENGTH) == "alice"
+    assert clean_name("e\ufe0f\u0301", MAX_NAME_LENGTH) == "\u00e9"  # then in NFC, as every name is
     with pytest.raises(ProtocolError, match="name is blank"):
         clean_name(" \ufe0f ", MAX_NAME_LENGTH)
 
