@@ -90,7 +90,7 @@ class _BusEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     time_control: Annotated[str, msgspec.Meta(min_length=1, max_length=16)]
     seats: Annotated[list[_BusPlayer | None], msgspec.Meta(min_length=2, max_length=2)]
     bot: BotRequest | None
-    host: Annotated[str, msgspec.Meta(pattern=f"^{INSTANCE_ID.pattern}$")]
+    host: Annotated[str, msgspec.Meta(pattern=f"^{INSTANCE_ID.pattern}\\Z")]
     url: Annotated[str, msgspec.Meta(pattern="^wss?://", max_length=MAX_URL_LENGTH)]
     created_at: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ID_LENGTH)]
     bot_status: _BusNote | None = None
