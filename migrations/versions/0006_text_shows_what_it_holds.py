@@ -67,6 +67,9 @@ moves = sa.table(
     "moves", sa.column("match_id", sa.String), sa.column("ply", sa.Integer), sa.column("pv", sa.JSON)
 )
 pv_move = re.compile(PV_MOVE_PATTERN)
+STREAMED_ROWS = 10_000
+"""Rows read at a time (a server-side cursor where the driver has one): every bot move has a pv, so a
+database of millions of them is read through, not into memory; only what is mended is kept."""
 
 
 def mended_name(name: str, player_id: str | None) -> str:
@@ -94,10 +97,11 @@ def mended_pv(pv: list[str]) -> list[str] | None:
 
 def upgrade() -> None:
     connection = op.get_bind()
+    names = sa.select(players.c.id, players.c.name).execution_options(yield_per=STREAMED_ROWS)
     mended_names = [
-        {"player_id": player_id, "mended": mended_name(name, player_id)}
-        for player_id, name in connection.execute(sa.select(players.c.id, players.c.name))
-        if mended_name(name, player_id) != name
+        {"player_id": player_id, "mended": mended}
+        for player_id, name in connection.execute(names)
+        if (mended := mended_name(name, player_id)) != name
     ]
     if mended_names:
         connection.execute(
@@ -108,12 +112,14 @@ def upgrade() -> None:
         )
     # A line keeps the name its speaker had when it was said: that is mended too, with the speaker's id
     # for a name that nothing of shows.
-    lines = sa.select(
-        chat_lines.c.match_id, chat_lines.c.seq, chat_lines.c.name, chat_lines.c.text, seats.c.player_id
-    ).select_from(
-        chat_lines.outerjoin(
-            seats, sa.and_(seats.c.match_id == chat_lines.c.match_id, seats.c.seat == chat_lines.c.seat)
+    lines = (
+        sa.select(chat_lines.c.match_id, chat_lines.c.seq, chat_lines.c.name, chat_lines.c.text, seats.c.player_id)
+        .select_from(
+            chat_lines.outerjoin(
+                seats, sa.and_(seats.c.match_id == chat_lines.c.match_id, seats.c.seat == chat_lines.c.seat)
+            )
         )
+        .execution_options(yield_per=STREAMED_ROWS)
     )
     unseen_lines, mended_lines = [], []
     for match_id, seq, name, text, player_id in connection.execute(lines):
@@ -132,12 +138,15 @@ def upgrade() -> None:
         connection.execute(
             chat_lines.update().where(*line_key).values(name=sa.bindparam("mended_name")), mended_lines
         )
+    pvs = (
+        sa.select(moves.c.match_id, moves.c.ply, moves.c.pv)
+        .where(moves.c.pv.is_not(None))
+        .execution_options(yield_per=STREAMED_ROWS)
+    )
     mended_pvs = [
-        {"move_match": match_id, "move_ply": ply, "mended_pv": mended_pv(pv)}
-        for match_id, ply, pv in connection.execute(
-            sa.select(moves.c.match_id, moves.c.ply, moves.c.pv).where(moves.c.pv.is_not(None))
-        )
-        if isinstance(pv, list) and mended_pv(pv) != pv  # (a person's move stores JSON null)
+        {"move_match": match_id, "move_ply": ply, "mended_pv": mended}
+        for match_id, ply, pv in connection.execute(pvs)
+        if isinstance(pv, list) and (mended := mended_pv(pv)) != pv  # (a person's move stores JSON null)
     ]
     if mended_pvs:
         connection.execute(
