@@ -143,9 +143,7 @@ class Server:
             self.config.host,
             self.config.port,
             process_request=self.http,
-            create_connection=partial(  # type: ignore[arg-type]  # (a factory of them)
-                CountedConnection, quota=self.quota, refused=self._refused_at_accept
-            ),
+            create_connection=CountedConnection.counting(self.quota, self._refused_at_accept),
             compression=None,
             max_size=self.config.max_frame_bytes,
             origins=None,
