@@ -30,7 +30,15 @@ from server.bot_catalog import BotCatalog
 from server.errors import ErrorCode
 from server.export import export_text
 from server.metrics import Metrics
-from server.storage import MATCH_STATUSES, MAX_LIST_LIMIT, MatchRecord, MoveRecord, StorageError, Store
+from server.storage import (
+    FINISHED_STATUSES,
+    MATCH_STATUSES,
+    MAX_LIST_LIMIT,
+    MatchRecord,
+    MoveRecord,
+    StorageError,
+    Store,
+)
 from server.tokens import hash_token
 
 log = logging.getLogger(__name__)
@@ -309,7 +317,7 @@ def match_json(record: MatchRecord, *, with_moves: bool) -> dict[str, Any]:
         body["rematch_id"] = record.rematch_id
         moves = sorted(record.moves, key=lambda move: move.ply)
         # A bot's search only once the match is over: until then its opponent would read the bot's plan.
-        over = record.status in ("finished", "aborted")
+        over = record.status in FINISHED_STATUSES
         body["moves"] = [_move_json(move, with_engine=over) for move in moves]
         game = GAMES.get(record.game)
         if game is not None:
