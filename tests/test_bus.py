@@ -229,13 +229,20 @@ async def test_a_slow_subscriber_loses_its_oldest_messages_only() -> None:
         assert slow.dropped == 2 and other.dropped == 2
 
 
+async def alpha_and_beta(stack: AsyncExitStack, mqtt_url: str, prefix: str) -> tuple[MqttBus, MqttBus]:
+    """Two instances on the broker: ``alpha`` announces itself under ``prefix`` (and is closed by the
+    test), ``beta`` listens (and is closed with ``stack``)."""
+    alpha = MqttBus(mqtt_url, client_id=f"alpha-{prefix[-12:]}", status_topic=f"{prefix}/instances/alpha")
+    beta = MqttBus(mqtt_url, reconnect_delay=FAST_RECONNECT)
+    await stack.enter_async_context(beta)
+    await alpha.start()
+    return alpha, beta
+
+
 async def test_instances_share_events_and_announce_themselves(mqtt_url: str, broker_prefix: str) -> None:
     prefix = broker_prefix
     async with AsyncExitStack() as stack:
-        alpha = MqttBus(mqtt_url, client_id=f"alpha-{prefix[-12:]}", status_topic=f"{prefix}/instances/alpha")
-        beta = MqttBus(mqtt_url, reconnect_delay=FAST_RECONNECT)
-        await stack.enter_async_context(beta)
-        await alpha.start()
+        alpha, beta = await alpha_and_beta(stack, mqtt_url, prefix)
         instances = await stack.enter_async_context(beta.subscribe(f"{prefix}/instances/+"))
         status = json.loads((await receive(instances))[0][1])
         assert status == {"instance": alpha.client_id, "online": True}
@@ -253,10 +260,7 @@ async def test_a_disowned_bus_leaves_without_a_word(mqtt_url: str, broker_prefix
     instance that the other one speaks for now."""
     prefix = broker_prefix
     async with AsyncExitStack() as stack:
-        alpha = MqttBus(mqtt_url, client_id=f"alpha-{prefix[-12:]}", status_topic=f"{prefix}/instances/alpha")
-        beta = MqttBus(mqtt_url, reconnect_delay=FAST_RECONNECT)
-        await stack.enter_async_context(beta)
-        await alpha.start()
+        alpha, beta = await alpha_and_beta(stack, mqtt_url, prefix)
         await alpha.publish(f"{prefix}/lobby/alpha/m1", b"entry", retain=True)
         seen = await stack.enter_async_context(beta.subscribe(f"{prefix}/#"))
         assert len(await receive(seen, count=2)) == 2  # the online status and the entry, retained
