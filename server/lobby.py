@@ -12,7 +12,8 @@ and within the limits a local one keeps, and nothing on the bus replaces or
 clears a match this instance hosts (see :meth:`Lobby._on_entry`).
 
 A new subscriber gets a snapshot, bounded however large the lobby grows (see
-:meth:`Lobby.snapshot`), then every change as it happens.
+:meth:`Lobby.snapshot`) that says how many entries of each kind it left out, then every
+change as it happens.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from server.protocol import (
     BotRequest,
     BotStatusState,
     LobbyEntry,
+    LobbyOmitted,
     LobbyRemove,
     LobbySnapshot,
     LobbyUpdate,
@@ -152,13 +154,15 @@ class Lobby:
         """Other instances known to be offline: their leftover retained entries are not shown."""
         self._bot_requests = 0
         """How many entries are open and ask for a bot."""
-        self._snapshot: list[LobbyEntry] | None = None
-        """The entries of the next snapshot: chosen once per change of the lobby, not per subscriber."""
+        self._snapshot: tuple[list[LobbyEntry], LobbyOmitted] | None = None
+        """The entries of the next snapshot and how many of each kind it leaves out: chosen once per change
+        of the lobby, not per subscriber."""
         self._complaints = _Complaints(BAD_MESSAGE_WARNING_EVERY_S)
 
     def snapshot(self, request_id: RequestId) -> LobbySnapshot:
         """What a new subscriber sees first, bounded: the oldest open matches that ask for a bot, the newest
-        other open ones, the newest live ones (see :data:`SNAPSHOT_BOT_REQUESTS` and the two after it).
+        other open ones, the newest live ones (see :data:`SNAPSHOT_BOT_REQUESTS` and the two after it),
+        and how many of each kind it left out.
 
         Every later change reaches the subscriber as it happens; a bot request left out for want of room
         is sent as it moves up into that room (see :meth:`_bring_bot_requests_into_view`).
@@ -171,12 +175,19 @@ class Lobby:
                 kind = asking if _asks_for_bot(entry) else other_open if entry.status == "open" else live
                 kind.append(entry)
             # (sorted, not heapq: entries mostly come in order of age already, which Timsort reads at once)
-            self._snapshot = [
+            matches = [
                 *sorted(asking, key=_by_age)[:SNAPSHOT_BOT_REQUESTS],
                 *sorted(other_open, key=_by_age, reverse=True)[:SNAPSHOT_OPEN],
                 *sorted(live, key=_by_age, reverse=True)[:SNAPSHOT_LIVE],
             ]
-        return LobbySnapshot(matches=self._snapshot, id=request_id)
+            omitted = LobbyOmitted(
+                bot_requests=max(0, len(asking) - SNAPSHOT_BOT_REQUESTS),
+                open=max(0, len(other_open) - SNAPSHOT_OPEN),
+                live=max(0, len(live) - SNAPSHOT_LIVE),
+            )
+            self._snapshot = matches, omitted
+        matches, omitted = self._snapshot
+        return LobbySnapshot(matches=matches, omitted=omitted, id=request_id)
 
     def show(self, entry: LobbyEntry) -> None:
         """Add or update a local entry; retained on the bus while it is open, cleared once it is not."""

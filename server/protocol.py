@@ -309,8 +309,21 @@ class Ok(ServerMessage, tag="ok", kw_only=True):
     ``bot.status``)."""
 
 
+class LobbyOmitted(msgspec.Struct, frozen=True):
+    """How many entries of each kind of the lobby a :class:`LobbySnapshot` left out for want of room: all
+    0 when it holds the whole lobby."""
+
+    bot_requests: Count
+    """Open matches that ask for a bot."""
+    open: Count
+    """Other open matches."""
+    live: Count
+
+
 class LobbySnapshot(ServerMessage, tag="lobby.snapshot", kw_only=True):
     matches: list[LobbyEntry]
+    omitted: LobbyOmitted
+    """Always sent, so a client can say how many matches the list leaves out (server/lobby.py bounds it)."""
 
 
 class LobbyUpdate(ServerMessage, tag="lobby.update", kw_only=True):

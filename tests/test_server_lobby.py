@@ -36,6 +36,7 @@ from server.protocol import (
     BotRequest,
     BotStatus,
     LobbyEntry,
+    LobbyOmitted,
     LobbySnapshot,
     PlayerInfo,
     encode,
@@ -50,6 +51,7 @@ async def test_lobby_subscribers_see_public_matches_open_fill_and_end(
     bob = await connect.player(arena, "Bob")
     snapshot = await watcher.request("lobby.subscribe")
     assert snapshot["type"] == "lobby.snapshot" and snapshot["matches"] == []
+    assert snapshot["omitted"] == {"bot_requests": 0, "open": 0, "live": 0}, "always sent, 0 when none"
 
     await alice.request("match.create", game="connect4", visibility="private")
     state = await alice.request("match.create", game="connect4", time_control="3+2", seat=0, bot={"level": 3})
@@ -67,6 +69,7 @@ async def test_lobby_subscribers_see_public_matches_open_fill_and_end(
     assert live["entry"]["status"] == "live" and None not in live["entry"]["seats"]
     again = await watcher.request("lobby.subscribe")
     assert [entry["match_id"] for entry in again["matches"]] == [match_id]
+    assert again["omitted"] == {"bot_requests": 0, "open": 0, "live": 0}
 
     await alice.request("resign", match_id=match_id)
     assert (await watcher.expect(type_="lobby.remove"))["match_id"] == match_id
@@ -210,10 +213,12 @@ async def test_a_snapshot_of_a_crowded_lobby_is_bounded_bot_requests_first(
     """A busy server's whole lobby (some 4,000 open and live matches) is over 1 MiB, more than clients read
     in one message (websockets' default); each subscriber gets at most 400 entries, chosen once per change."""
     entries = crowd(arena, SNAPSHOT_BOT_REQUESTS + 50, SNAPSHOT_OPEN + 100, 3500)
-    assert len(encode(LobbySnapshot(matches=entries))) > 2**20
+    whole = LobbySnapshot(matches=entries, omitted=LobbyOmitted(bot_requests=0, open=0, live=0))
+    assert len(encode(whole)) > 2**20
     watcher = await connect.player(arena, "Watcher")  # reads at most 1 MiB a message, as fleets did
 
-    snapshot = (await watcher.request("lobby.subscribe"))["matches"]
+    reply = await watcher.request("lobby.subscribe")
+    snapshot = reply["matches"]
 
     by_age = sorted(entries, key=lambda entry: entry.created_at)
     asking = [entry for entry in by_age if entry.bot is not None]
@@ -223,7 +228,15 @@ async def test_a_snapshot_of_a_crowded_lobby_is_bounded_bot_requests_first(
         asking[:SNAPSHOT_BOT_REQUESTS] + other_open[:SNAPSHOT_OPEN] + live[:SNAPSHOT_LIVE]
     ), "the oldest bot requests (served first), then the newest open matches, then the newest live ones"
     assert len(json.dumps(snapshot)) < 200_000
+    assert reply["omitted"] == {"bot_requests": 50, "open": 100, "live": 3500 - SNAPSHOT_LIVE}, "per kind"
     assert arena.lobby.snapshot(1).matches is arena.lobby.snapshot(2).matches, "unchanged: chosen once"
+    assert arena.lobby.snapshot(1).omitted is arena.lobby.snapshot(2).omitted, "counted once, with them"
+
+    arena.lobby.hide(live[0].match_id)
+    arena.lobby.show(msgspec.structs.replace(asking[0], status="live", seats=[ALICE, BOB]))
+    assert arena.lobby.snapshot(3).omitted == LobbyOmitted(
+        bot_requests=49, open=100, live=3500 - SNAPSHOT_LIVE
+    ), "counted again as the lobby changes: one live match gone, one bot request filled (now live)"
 
 
 async def test_bot_requests_left_out_of_a_snapshot_are_sent_as_room_is_made(
@@ -261,7 +274,12 @@ def test_an_entry_at_every_limit_passes_the_bus_and_a_full_snapshot_of_them_fits
     )  # fmt: skip
     assert Lobby._read_bus_entry(encode(entry)) == entry
     largest = len(
-        encode(LobbySnapshot(matches=[entry] * (SNAPSHOT_BOT_REQUESTS + SNAPSHOT_OPEN + SNAPSHOT_LIVE)))
+        encode(
+            LobbySnapshot(
+                matches=[entry] * (SNAPSHOT_BOT_REQUESTS + SNAPSHOT_OPEN + SNAPSHOT_LIVE),
+                omitted=LobbyOmitted(bot_requests=2**53, open=2**53, live=2**53),
+            )
+        )
     )
     assert largest < 2**20 and largest < MAX_MESSAGE_BYTES / 4
 

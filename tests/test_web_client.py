@@ -40,6 +40,8 @@ from bots.fleet import Fleet, FleetConfig
 from bots.pool import SearchPool
 from server.app import Server, running_server
 from server.config import ServerConfig
+from server.lobby import SNAPSHOT_LIVE, SNAPSHOT_OPEN
+from server.protocol import LobbyEntry, PlayerInfo
 
 IN_MODULE_LOOP = pytest.mark.asyncio(loop_scope="module")
 """The tests share the module's server, fleet and browser, so they run in the module's event loop."""
@@ -695,6 +697,38 @@ def css_color(text: str) -> tuple[float, ...]:
     """``rgb(1, 2, 3)`` or ``rgba(1, 2, 3, 0.5)`` as (r, g, b, alpha)."""
     channels = [float(part) for part in re.findall(r"[\d.]+", text)]
     return (*channels[:3], channels[3] if len(channels) > 3 else 1.0)
+
+
+@IN_MODULE_LOOP
+async def test_the_lobby_says_how_many_matches_its_snapshot_left_out(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """A crowded lobby's snapshot is bounded (server/lobby.py): the page says, under the open matches and
+    under the live ones, how many of each the snapshot left out."""
+    config = ServerConfig(port=0, db_url=f"sqlite+aiosqlite:///{tmp_path / 'crowded.sqlite3'}")
+    async with running_server(config) as server:
+        host = PlayerInfo(id="p-host", name="Host", bot=False)
+        guest = PlayerInfo(id="p-guest", name="Guest", bot=False)
+        for n, status in enumerate(["open"] * (SNAPSHOT_OPEN + 2) + ["live"] * (SNAPSHOT_LIVE + 1)):
+            entry = LobbyEntry(
+                match_id=f"crowd-{n}", game="connect4", status=status, time_control="5+3",
+                seats=[host, guest if status == "live" else None], bot=None,
+                host=server.config.instance_id, url=server.ws_url,
+                created_at=f"2026-03-01T12:00:00.{n:06d}+00:00",
+            )  # fmt: skip
+            server.lobby.show(entry)
+        page = await open_page(browser, server.http_url)
+        errors = PageErrors(page)
+        await sign_in(page, "Crowded")
+        items = page.locator(".match-list li")
+        await expect(items).to_have_count(SNAPSHOT_OPEN + SNAPSHOT_LIVE + 2)
+        await expect(items.nth(SNAPSHOT_OPEN)).to_have_text("and 2 more open matches not shown")
+        await expect(items.last).to_have_text("and 1 more live match not shown")
+        # The counts are of every game: a game's tab says so.
+        tabs = page.get_by_role("toolbar", name="Show matches of")
+        await tabs.get_by_role("button", name=re.compile("^Connect Four")).click()
+        await expect(items.last).to_have_text("and 1 more live match (of all games) not shown")
+        errors.assert_none()
 
 
 GRACE_S = 2.0

@@ -41,6 +41,10 @@ export function mount(container, app) {
   let catalog = null;
   let connection = null;
   const entries = new Map();
+  // How many entries of each kind the last snapshot left out (the server bounds it: docs/protocol.md).
+  // Kept as the snapshot said until the next one: a later lobby.update or lobby.remove does not say
+  // whether its match was one of those, so the counts cannot follow them exactly.
+  let omitted = { bot_requests: 0, open: 0, live: 0 };
   const cleanups = [];
   let filter = "all";
   let mineRequests = 0;
@@ -194,17 +198,35 @@ export function mount(container, app) {
     );
   }
 
+  /** "and 1,234 more open matches not shown", under the entries of a kind the snapshot left some out of. */
+  function moreItem(count, singular, plural) {
+    if (!count) return null;
+    // The counts are of every game: the snapshot does not say which games the matches it left out are of.
+    const ofAll = filter === "all" ? "" : " (of all games)";
+    const what = count === 1 ? singular : plural;
+    return h("li", { class: "more" }, `and ${count.toLocaleString()} more ${what}${ofAll} not shown`);
+  }
+
   function renderList() {
     const shown = [...entries.values()]
       .filter((entry) => filter === "all" || entry.game === filter)
       .sort((a, b) =>
         a.status === b.status ? b.created_at.localeCompare(a.created_at) : a.status === "open" ? -1 : 1,
       );
+    const firstLive = shown.findIndex((entry) => entry.status !== "open");
+    const cut = firstLive < 0 ? shown.length : firstLive;
+    const items = [
+      ...shown.slice(0, cut).map(entryItem),
+      moreItem(omitted.bot_requests, "match waiting for a bot", "matches waiting for a bot"),
+      moreItem(omitted.open, "open match", "open matches"),
+      ...shown.slice(cut).map(entryItem),
+      moreItem(omitted.live, "live match", "live matches"),
+    ].filter(Boolean);
     list.setAttribute("aria-busy", "false");
     replaceChildren(
       list,
-      shown.length
-        ? shown.map(entryItem)
+      items.length
+        ? items
         : h("li", { class: "empty" }, "No open or live matches right now. Open one, or play a bot."),
     );
   }
@@ -324,6 +346,7 @@ export function mount(container, app) {
         const snapshot = await connection.request({ type: "lobby.subscribe" });
         entries.clear();
         for (const entry of snapshot.matches) entries.set(entry.match_id, entry);
+        omitted = snapshot.omitted;
         renderTabs();
         renderList();
       }),
