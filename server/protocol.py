@@ -13,6 +13,7 @@ the whole frame strictly (unknown fields refused, sizes capped).
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Annotated, Literal, TypeAlias
 
@@ -534,6 +535,8 @@ def decode_request(frame: bytes | str, max_bytes: int, *, binary: bool = False) 
     except msgspec.ValidationError as error:
         raise UndecodableRequest(ErrorCode.BAD_FIELD, str(error), peek_request_id(data, len(data))) from None
     except _UNREADABLE as error:
+        if (lone_surrogate := _lone_surrogate(data)) is not None:
+            raise lone_surrogate from None
         message = f"not a JSON object: {error}"
         raise UndecodableRequest(ErrorCode.BAD_JSON, message, peek_request_id(data, len(data))) from None
     decoder = _request_decoders.get(envelope.type)
@@ -576,6 +579,54 @@ def peek_request_id(frame: bytes | str, max_bytes: int) -> RequestId:
 _TRAILING = re.compile(r"trailing characters \(byte ([0-9]+)\)")
 """How msgspec says a document ended before the frame did, counting from 1 the first byte past it: the
 rest is cut off and the id read again, at the cost of a second pass of its fast decoder."""
+
+
+def _lone_surrogate(data: bytes) -> UndecodableRequest | None:
+    """The error for a frame that is a JSON object but for a lone surrogate escape (``"\\ud800"``: half of
+    a UTF-16 pair, no character, which no UTF-8 can hold), with the frame's ``id`` if it is one to echo;
+    ``None`` for a frame that is not JSON in another way.
+
+    msgspec refuses such a string as it reads the envelope, before the ``id``. Python's json module reads
+    lone surrogates, so it takes a second look: only on the way to an error, only at a frame with a
+    surrogate escape in it, and only within the size limit that :func:`decode_request` checks first."""
+    if _SURROGATE_ESCAPE.search(data) is None:
+        return None
+    try:
+        document = json.loads(data.decode(), parse_constant=_refuse_constant)
+        json.dumps(document, ensure_ascii=False).encode()
+    except UnicodeEncodeError:  # (read, but one of its strings holds a lone surrogate)
+        pass
+    except (ValueError, RecursionError):  # (not JSON in another way, or too deep)
+        return None
+    else:  # (all its strings are Unicode: msgspec refused it for something else)
+        return None
+    if not isinstance(document, dict):
+        return None
+    message = (
+        "strings must be valid Unicode: a lone surrogate escape (\\ud800 to \\udfff) is half a character"
+    )
+    return UndecodableRequest(ErrorCode.BAD_JSON, message, _echoable_id(document.get("id")))
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+"""A ``\\u`` escape of a UTF-16 surrogate (U+D800-U+DFFF), which a frame with a lone one must hold."""
+
+
+def _refuse_constant(constant: str) -> None:
+    raise ValueError(f"{constant} is not JSON")
+
+
+def _echoable_id(value: object) -> RequestId:
+    """``value`` if it is a request id that an error can echo: an integer or a short string, all Unicode."""
+    if isinstance(value, str) and not value.isascii():
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            return None
+    try:
+        return msgspec.convert(value, RequestId)
+    except msgspec.ValidationError:
+        return None
 
 
 def encode(message: ServerMessage | LobbyEntry) -> bytes:

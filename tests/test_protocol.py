@@ -126,6 +126,69 @@ def test_an_id_that_cannot_be_echoed_is_not_peeked_even_before_trailing_garbage(
         assert protocol.peek_request_id(frame, LIMIT) is None, frame
 
 
+@pytest.mark.parametrize(
+    ("frame", "request_id"),
+    [
+        (rb'{"type":"move","id":7,"match_id":"x","ply":0,"move":"\ud800"}', 7),
+        (rb'{"type": "chat\udfff", "id": "r1"}', "r1"),
+        (rb'{"id": 2, "type": "hello", "name": "x\ud83dy"}', 2),  # a high half alone
+        (rb'{"id": 2, "type": "hello", "name": "\ude00\ud83d"}', 2),  # halves swapped
+        (rb'{"type": "move", "id": 3, "engine": {"pv": ["a1", "\udbff"]}}', 3),
+        (rb'{"type": "move", "\udc00": 1, "id": 4}', 4),  # in a key
+        (b'{"type": "move", "id": 5, "x": [' + b"0," * 1000 + rb'"\ud800"]}', 5),  # far in
+        (rb'{"type": "move", "id": "\ud800"}', None),  # an id that cannot be echoed
+        # (ids that cannot be echoed, after the surrogate: one before it is refused first, as bad_field)
+        (rb'{"type": "move", "move": "\ud800", "id": 1.5}', None),
+        (rb'{"type": "move", "move": "\ud800", "id": "' + b"i" * 65 + b'"}', None),
+    ],
+)
+def test_a_lone_surrogate_is_refused_saying_so_with_the_id_when_readable(
+    frame: bytes, request_id: object
+) -> None:
+    """msgspec refuses the lone surrogate before it reads the id; the error says what is wrong, and still
+    carries the id."""
+    error = refusal(frame)
+    assert (error.code, error.request_id) == (ErrorCode.BAD_JSON, request_id)
+    assert error.message.startswith("strings must be valid Unicode: a lone surrogate escape"), error.message
+    json.loads(encode(protocol.error_message(error.code, error.message, error.request_id)))  # valid UTF-8
+
+
+def test_surrogates_that_make_a_character_or_are_only_text_are_read() -> None:
+    hello = decode_request(rb'{"type": "hello", "id": 1, "name": "\ud83d\ude00 \\ud800"}', LIMIT)
+    assert isinstance(hello, protocol.Hello) and hello.name == "\U0001f600 \\ud800"
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        rb'{"type": "move", "id": 7, "move": "\ud800"} xyz',  # not JSON either: trailing garbage
+        rb'{"type": "move", "id": 7, "move": "\ud800", "ply": NaN}',  # nor here
+        rb'{"type": "move", "id": 7, "move": "\ud800"',  # nor here: cut short
+        rb'{"type": "move", "id": 7, "move": "\\ud800", "x": }',  # text that only looks like an escape
+        b'{"type": "move", "id": 7, "x": ' + b"[" * 1900 + rb'"\ud800"' + b"]" * 1900 + b"}",  # too deep
+        rb'["\ud800", 7]',  # not an object
+    ],
+)
+def test_a_lone_surrogate_in_a_frame_that_is_not_json_otherwise_is_not_looked_for(frame: bytes) -> None:
+    error = refusal(frame)
+    assert (error.code, error.request_id) == (ErrorCode.BAD_JSON, None)
+    assert "surrogate escape" not in error.message
+
+
+def test_only_a_failed_frame_with_a_surrogate_escape_is_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second look costs nothing on the way of a good request, or of a bad one with no surrogate."""
+
+    def second_look(*args: object, **kwargs: object) -> object:
+        raise AssertionError("read again")
+
+    monkeypatch.setattr(protocol.json, "loads", second_look)
+    assert isinstance(decode({"type": "lobby.subscribe", "id": 7}), protocol.LobbySubscribe)
+    assert refusal(b'{"type": "move", "id": 7, "move": "\xff"}').code == ErrorCode.BAD_JSON
+    assert refusal(b'{"type": "move", "id": 7, "move": 1, }').code == ErrorCode.BAD_JSON
+    with pytest.raises(AssertionError, match="read again"):
+        refusal(rb'{"type": "move", "id": 7, "move": "\ud800"}')
+
+
 def test_a_frame_over_the_limit_is_refused_before_decoding_yet_keeps_its_id() -> None:
     error = refusal({"type": "chat", "id": 9, "match_id": "m", "text": "x" * 5000})
     assert (error.code, error.request_id) == (ErrorCode.FRAME_TOO_LARGE, 9)

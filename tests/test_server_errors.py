@@ -98,6 +98,10 @@ async def test_every_error_code_is_answered_with_its_code_and_request_id(
     resign = json.dumps({"type": "resign", "match_id": live}).encode()
     await assert_refused(scene, alice, resign, ErrorCode.BINARY_FRAME)  # bytes go in a binary frame
     await assert_refused(scene, alice, "[1, 2]", ErrorCode.BAD_JSON)
+    # (json.dumps writes the lone surrogate as the escape "\ud800": JSON, but no Unicode string)
+    lone = {"type": "move", "id": 7, "match_id": live, "ply": 2, "move": "\ud800"}
+    error = await assert_refused(scene, alice, lone, ErrorCode.BAD_JSON)
+    assert "lone surrogate escape" in error["message"]
     await assert_refused(scene, alice, {"type": "teleport", "id": "u1"}, ErrorCode.UNKNOWN_TYPE)
     await assert_refused(
         scene,
