@@ -30,6 +30,7 @@ import msgspec
 from server.bus import EventBus
 from server.config import INSTANCE_ID
 from server.connection import Connection, push_to
+from server.errors import ProtocolError
 from server.protocol import (
     MAX_BOT_STATUS_LENGTH,
     MAX_ID_LENGTH,
@@ -45,6 +46,7 @@ from server.protocol import (
     RequestId,
     encode,
 )
+from server.text import check_clean_name
 
 log = logging.getLogger(__name__)
 
@@ -70,16 +72,31 @@ a broken or hostile publisher must not flood the log."""
 _by_age = attrgetter("created_at")
 
 
+def _check_name(name: str) -> None:
+    """Raises ``ValueError`` (which msgspec reports where the name is) unless ``name`` is one that a local
+    entry could show: as :func:`server.text.clean_name` leaves a name, not only within its length."""
+    try:
+        check_clean_name(name, MAX_NAME_LENGTH)
+    except ProtocolError as error:
+        raise ValueError(error.message) from None
+
+
 class _BusPlayer(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     id: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ID_LENGTH)]
     name: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_NAME_LENGTH)]
     bot: bool
+
+    def __post_init__(self) -> None:
+        _check_name(self.name)
 
 
 class _BusNote(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     state: BotStatusState
     reason: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_BOT_STATUS_LENGTH)]
     by: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_NAME_LENGTH)]
+
+    def __post_init__(self) -> None:
+        _check_name(self.by)
 
 
 class _BusEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

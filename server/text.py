@@ -125,6 +125,19 @@ def clean_name(text: str, max_length: int) -> str:
     return cleaned
 
 
+def check_clean_name(text: str, max_length: int) -> None:
+    """Raises ``bad_field`` unless ``text`` is a name as :func:`clean_name` leaves it: for names that come
+    cleaned already, from elsewhere (another instance's lobby entries, server/lobby.py), and are shown as
+    they come. One that :func:`clean_name` would refuse is refused with its reason; one it would change
+    (not NFC, spaces around it, a presentation selector) is refused too, not mended, since whoever sent it
+    did not clean it. The message names no character of ``text`` but by its code point: it may be logged."""
+    if clean_name(text, max_length) != text:
+        raise ProtocolError(
+            ErrorCode.BAD_FIELD,
+            "name is not as names are kept: NFC, stripped, without presentation selectors",
+        )
+
+
 def repaired_name(text: str, max_length: int) -> str | None:
     """What is left of a name stored before :func:`clean_name`'s rules: NFC, the characters that do not
     show dropped, stripped, cut to ``max_length``; ``None`` if nothing shows. For names that cannot be

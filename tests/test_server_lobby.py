@@ -26,6 +26,7 @@ from server.lobby import (
     SNAPSHOT_BOT_REQUESTS,
     SNAPSHOT_LIVE,
     SNAPSHOT_OPEN,
+    BadLobbyMessage,
     Lobby,
     _Complaints,
 )
@@ -284,6 +285,30 @@ def test_an_entry_at_every_limit_passes_the_bus_and_a_full_snapshot_of_them_fits
     assert largest < 2**20 and largest < MAX_MESSAGE_BYTES / 4
 
 
+@pytest.mark.parametrize(
+    ("seat", "note_by", "said"),
+    [
+        ("Alice\u202e", "Fleet", r"U\+202E \(RIGHT-TO-LEFT OVERRIDE\).* at `\$\.seats\[0\]`"),
+        ("\u3164", "Fleet", r"U\+3164 .* at `\$\.seats\[0\]`"),
+        ("Alice ", "Fleet", r"not as names are kept.* at `\$\.seats\[0\]`"),
+        ("Alice", "Zoe\u0308", r"not as names are kept.* at `\$\.bot_status`"),  # (in NFC: Zo\u00eb)
+        ("Alice", "Fleet\ufe0f", r"not as names are kept.* at `\$\.bot_status`"),
+    ],
+)
+def test_a_bus_entry_is_refused_for_a_name_that_clean_name_would_refuse_or_change(
+    seat: str, note_by: str, said: str
+) -> None:
+    """Another instance's entry is shown as it comes, so its names must be what a local one could be."""
+    note = BotStatus(state="queued", reason="busy", by=note_by)
+    player = PlayerInfo(id="p1", name=seat, bot=False)
+    entry = LobbyEntry(
+        match_id="m1", game="connect4", status="open", time_control="5+3", seats=[player, None],
+        bot=BotRequest(level=3), host="peer-1", url="ws://peer/ws", created_at="2026", bot_status=note,
+    )  # fmt: skip
+    with pytest.raises(BadLobbyMessage, match=said):
+        Lobby._read_bus_entry(encode(entry))
+
+
 @pytest.fixture(scope="module")
 def pool() -> Iterator[SearchPool]:
     shared = SearchPool(1)
@@ -513,6 +538,7 @@ async def test_bad_entries_on_the_bus_are_dropped_with_one_short_warning(
     watcher = await connect.player(arena, "Watcher")
     await watcher.request("lobby.subscribe")
     good = msgspec.to_builtins(crowd_entry(arena, "good", 1, "open", 3)) | {"host": "peer-1"}
+    seat = good["seats"][0]
     bad: list[tuple[str, bytes]] = [
         (name, json.dumps({**good, "match_id": name, **fields}).encode())
         for name, fields in [
@@ -523,6 +549,12 @@ async def test_bad_entries_on_the_bus_are_dropped_with_one_short_warning(
             ("live", {"status": "live"}),
             ("elsewhere", {"match_id": "somewhere-else"}),
             ("someone-else", {"host": "peer-2"}),
+            # names are held to what clean_name passes (server/text.py), not only to their length:
+            ("hidden-name", {"seats": [{**seat, "name": "Alice\u202e"}, None]}),
+            ("blank-name", {"seats": [{**seat, "name": "\u2800"}, None]}),
+            ("unstripped-name", {"seats": [{**seat, "name": " Alice"}, None]}),
+            ("decomposed-name", {"seats": [{**seat, "name": "Zoe\u0308"}, None]}),
+            ("hidden-note-by", {"bot_status": {"state": "queued", "reason": "busy", "by": "Fleet\u200b"}}),
         ]
     ]
     bad.append(("not-json", b"{not json"))

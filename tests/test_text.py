@@ -17,6 +17,7 @@ from server.protocol import MAX_CHAT_LENGTH, MAX_NAME_LENGTH
 from server.text import (
     INVISIBLE,
     MAX_STACKED_MARKS,
+    check_clean_name,
     clean_name,
     clean_text,
     repaired_name,
@@ -49,6 +50,36 @@ def test_a_mended_name_passes_the_name_rules_as_it_is(text: str) -> None:
     mended = repaired_name(text, MAX_NAME_LENGTH)
     if mended is not None:
         assert clean_name(mended, MAX_NAME_LENGTH) == mended
+
+
+@given(NAMES)
+def test_a_name_is_clean_as_it_comes_only_if_clean_name_keeps_it_as_it_is(text: str) -> None:
+    """What names from another instance are held to (server/lobby.py): exactly what a local name passes."""
+    try:
+        cleaned = clean_name(text, MAX_NAME_LENGTH)
+    except ProtocolError as refused:
+        with pytest.raises(ProtocolError) as error:
+            check_clean_name(text, MAX_NAME_LENGTH)
+        assert (error.value.code, error.value.message) == (refused.code, refused.message)
+        return
+    if cleaned == text:
+        check_clean_name(text, MAX_NAME_LENGTH)
+    else:
+        with pytest.raises(ProtocolError) as error:
+            check_clean_name(text, MAX_NAME_LENGTH)
+        assert error.value.code == ErrorCode.BAD_FIELD
+    check_clean_name(cleaned, MAX_NAME_LENGTH)  # and what clean_name gives is clean
+
+
+@pytest.mark.parametrize(
+    "text",
+    [" Ada", "Ada\u00a0", "Zoe\u0308", "\u2764\ufe0f", "Ada\u202e", "\u2800", "A" * (MAX_NAME_LENGTH + 1)],
+)
+def test_a_name_that_clean_name_would_change_or_refuse_is_not_clean(text: str) -> None:
+    with pytest.raises(ProtocolError) as error:
+        check_clean_name(text, MAX_NAME_LENGTH)
+    assert error.value.code == ErrorCode.BAD_FIELD
+    assert all(character.isascii() and character.isprintable() for character in error.value.message)
 
 
 @given(NAMES)
