@@ -24,7 +24,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Literal, Protocol
 
 import msgspec
 
@@ -132,6 +132,21 @@ def storage_failure(error: StorageError) -> ProtocolError:
     return ProtocolError(ErrorCode.UNAVAILABLE, f"not stored, try again: {error}")
 
 
+class MatchLock(asyncio.Lock):
+    """asyncio's lock that also counts the requests waiting for it, which asyncio keeps private."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiting = 0
+
+    async def acquire(self) -> Literal[True]:
+        self.waiting += 1
+        try:
+            return await super().acquire()
+        finally:
+            self.waiting -= 1
+
+
 @dataclass(eq=False)
 class LiveMatch:
     """A match in memory with what serving it needs: its lock, event log, followers and timers."""
@@ -140,7 +155,7 @@ class LiveMatch:
     log: EventLog
     created_at: datetime
     rematch_of: str | None = None
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    lock: MatchLock = field(default_factory=MatchLock)
     watchers: set[Connection] = field(default_factory=set)
     timer: asyncio.TimerHandle | None = None
     timer_due: float = 0.0
@@ -165,7 +180,7 @@ class LiveMatch:
         """Whether a request holds the lock or waits for it. Forgetting the match then would leave that
         request acting on a copy no one follows (a rematch it starts would reach neither player). The
         waiters count too: from a release until the next holder wakes up, the lock is free."""
-        return self.lock.locked() or bool(self.lock._waiters)
+        return self.lock.locked() or self.lock.waiting > 0
 
 
 class MatchHost:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import UTC, datetime
 
 import pytest
@@ -482,3 +483,11 @@ async def test_a_match_is_in_use_while_a_request_holds_its_lock_or_waits_for_it(
     await waiter
     live.lock.release()
     assert not live.in_use
+    await live.lock.acquire()
+    gave_up = asyncio.create_task(live.lock.acquire())
+    await asyncio.sleep(0)
+    gave_up.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await gave_up
+    live.lock.release()
+    assert not live.in_use, "a request that stopped waiting no longer counts"
