@@ -24,10 +24,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 
 from server.connection import TokenBucket
+from server.keepalive import SpreadPings
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -237,7 +237,7 @@ def _host_of(remote_address: object) -> str | None:
     return host if isinstance(host, str) else None
 
 
-class CountedConnection(ServerConnection):
+class CountedConnection(SpreadPings):
     """A server connection that counts against its peer's handshakes under way from the moment its
     socket is accepted until its HTTP request is read, and is dropped at once past the cap.
 
