@@ -9,6 +9,7 @@ client would: WebSocket frames, and ``/metrics`` over HTTP.
 - :mod:`bots.loadgen.commands`: what the parent tells the workers and what they answer.
 - :mod:`bots.loadgen.recording`: the measurement windows, pacing, and round-trip samples.
 - :mod:`bots.loadgen.scripted`: pairs of scripted players that play random legal moves.
+- :mod:`bots.loadgen.dephasing`: where in its game each scripted match starts the measured play.
 - :mod:`bots.loadgen.bot_pairs`: pairs of real level-1 bots (:class:`bots.client.BotPlayer`).
 - :mod:`bots.loadgen.echo`: the raw websockets echo server and its clients, the baseline.
 - :mod:`bots.loadgen.worker`: one load-generator process.

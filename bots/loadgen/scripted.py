@@ -8,7 +8,9 @@ both players offer a rematch (the second offer accepts it), so the rematch
 starts the moment the game ends and the pair plays on in a fresh match with no
 pause between games; each then leaves the old one. (Should a game end before
 that agreement, both offer once it is over.) A refused move is counted and its
-player asks for the match's full state to get back in step.
+player asks for the match's full state to get back in step. Before the measured
+play each pair plays an opening of random length at once, so that the matches are
+spread over their games' plies rather than in step (:mod:`bots.loadgen.dephasing`).
 
 Sending never waits (``broadcast`` to one connection), and each connection has
 one task that reads it: the least a client can cost, so that the load
@@ -219,6 +221,7 @@ class ScriptedPair:
         pacing: Pacing,
         recorder: Recorder,
         rng: random.Random,
+        opening_plies: int = 0,
     ) -> None:
         self.game = game
         self.time_control = time_control
@@ -228,35 +231,56 @@ class ScriptedPair:
         self.beat = pacing.new_beat()
         self.scheduled = False
         """A move waits for the beat; whoever's turn it is then plays it."""
+        self.opening_plies = opening_plies
+        """Moves still to play at once, unpaced, before the pair keeps the beat (see
+        :mod:`bots.loadgen.dephasing`)."""
         self.host = ScriptedPlayer(host, self)
         self.guest = ScriptedPlayer(guest, self)
         loop = asyncio.get_running_loop()
         self._opened: asyncio.Future[str] = loop.create_future()
         self.live: asyncio.Future[None] = loop.create_future()
+        self._opening_played: asyncio.Future[None] = loop.create_future()
         self.readers = [
             loop.create_task(self.host.read(), name="loadgen host"),
             loop.create_task(self.guest.read(), name="loadgen guest"),
         ]
 
     async def start(self) -> None:
-        """Open a public match and join it; return once both players see it live."""
+        """Open a public match and join it; return once both players see it live and have played the
+        opening."""
         self.host.send(
             {"type": "match.create", "game": self.game, "time_control": self.time_control, "seat": 0}
         )
         match_id = await asyncio.shield(self._opened)
         self.guest.send({"type": "match.join", "match_id": match_id})
         await asyncio.shield(self.live)
+        await asyncio.shield(self._opening_played)
 
     def move_when_due(self) -> None:
-        if not self.scheduled:
-            self.scheduled = True
-            self.pacing.request(self.beat, self._due)
+        if self.scheduled:
+            return
+        self.scheduled = True
+        if self.opening_plies > 0:
+            asyncio.get_running_loop().call_soon(self._opening_move)
+            return
+        if not self._opening_played.done():
+            self._opening_played.set_result(None)
+        self.pacing.request(self.beat, self._due)
 
     def _due(self) -> None:
         """The beat: the player to move plays (none may be ready; its next message asks again)."""
         self.scheduled = False
         for player in (self.host, self.guest):
             if player.can_move:
+                player.move()
+                return
+
+    def _opening_move(self) -> None:
+        """A move of the opening, at once (none may be ready; its next message asks again)."""
+        self.scheduled = False
+        for player in (self.host, self.guest):
+            if player.can_move:
+                self.opening_plies -= 1
                 player.move()
                 return
 
@@ -269,7 +293,7 @@ class ScriptedPair:
             self.live.set_result(None)
 
     def failed(self, reason: str) -> None:
-        for future in (self._opened, self.live):
+        for future in (self._opened, self.live, self._opening_played):
             if not future.done():
                 future.set_exception(MatchStartFailed(reason))
                 future.exception()  # retrieved: the other future carries the same news to start()

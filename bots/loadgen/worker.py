@@ -42,6 +42,7 @@ from bots.loadgen.commands import (
     StartMatches,
     Window,
 )
+from bots.loadgen.dephasing import opening_plies
 from bots.loadgen.echo import EchoPinger
 from bots.loadgen.limits import raise_open_files_limit
 from bots.loadgen.recording import Pacing, Recorder
@@ -168,6 +169,7 @@ class Worker:
                              f"this process holds {len(self.connections)}")  # fmt: skip
         started = time.monotonic()
         rng = random.Random(command.seed)
+        openings = opening_plies(command.game, command.pairs, rng)
         self.pairs = [
             ScriptedPair(
                 self.connections[2 * number],
@@ -177,6 +179,7 @@ class Worker:
                 pacing=self.pacing,
                 recorder=self.recorder,
                 rng=rng,
+                opening_plies=openings[number],
             )
             for number in range(command.pairs)
         ]
