@@ -677,7 +677,7 @@ class MatchHost:
         requester: Connection | None,
         request_id: RequestId,
     ) -> None:
-        topic = match_topic(live.id)
+        topic = match_topic(self.config.instance_id, live.id)
         others = live.watchers - {requester} if requester is not None else live.watchers
         for index, event in enumerate(events):
             data = encode(event)

@@ -131,8 +131,10 @@ def lobby_topic(instance: str, match_id: str) -> str:
     return f"{TOPIC_ROOT}/lobby/{instance}/{match_id}"
 
 
-def match_topic(match_id: str) -> str:
-    return f"{TOPIC_ROOT}/match/{match_id}"
+def match_topic(instance: str, match_id: str) -> str:
+    """Named after the instance that hosts the match, as its lobby entries are: a broker's ACL can then
+    let each instance publish only its own (deploy/mosquitto/acl)."""
+    return f"{TOPIC_ROOT}/match/{instance}/{match_id}"
 
 
 class _Complaints:

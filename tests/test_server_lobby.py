@@ -400,14 +400,14 @@ async def test_lobby_entries_and_match_events_arrive_over_mqtt(
     noted = payload(await next_message(mqtt, topic))
     assert noted["bot_status"] == {"state": "unavailable", "reason": "no sharp bots here", "by": "Bob"}
 
-    await mqtt.subscribe(f"plyarena/v1/match/{match_id}", qos=0)
+    await mqtt.subscribe(f"plyarena/v1/match/{instance}/{match_id}", qos=0)
     await bob.request("match.join", match_id=match_id)
     cleared = await next_message(mqtt, topic)
     assert payload(cleared) is None, "a match that fills leaves the MQTT lobby"
     await alice.request("move", match_id=match_id, ply=0, move="4")
     events = []
     while len(events) < 3:
-        events.append(payload(await next_message(mqtt, f"plyarena/v1/match/{match_id}")))
+        events.append(payload(await next_message(mqtt, f"plyarena/v1/match/{instance}/{match_id}")))
     assert [event["type"] for event in events] == ["seated", "started", "moved"]
     assert events[2]["move"] == "4" and "id" not in events[2]
 
