@@ -1,38 +1,84 @@
 """The deployment files agree with each other and with the real command line.
 
-docker-compose.yml is read with PyYAML, and each service's command is parsed by
-the real ``plyarena`` argument parser, so a renamed flag breaks this test, not a
+docker-compose.yml is read with PyYAML (its ``${VARIABLE:-default}`` filled in as
+docker-compose does), and each service's command is parsed by the real
+``plyarena`` argument parser, so a renamed flag breaks this test, not a
 deployment. Debian's ``docker-compose config`` checks the file as well where it
 is installed (``apt-get install docker-compose``); CI need not have it.
+
+The broker's access rules (deploy/mosquitto/acl) are checked twice against one
+table of who may publish and read what, built from the topics the code really
+uses: by a reading of the file with Mosquitto's rules, and on a real Mosquitto
+started with the deployment's own configuration, password file and ACL file.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
+import pwd
 import re
+import shutil
+import socket
 import subprocess
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+import aiomqtt
 import pytest
 import yaml
+from support.services import missing, mosquitto_binary, wait_for_port
 
+from bots.fleet import new_fleet_id
+from bots.lobby_feeds import INSTANCE_TOPICS, LOBBY_TOPICS
+from bots.offer import offer_topic
 from plyarena.cli import build_parser
 from plyarena.commands.bots import fleet_config
 from plyarena.commands.serve import config_from
+from server.bot_catalog import OFFERS_TOPICS
+from server.bus import BrokerAddress, MqttBus, shown_url, topic_matches
+from server.lobby import TOPIC_ROOT, lobby_topic, match_topic
 from server.storage.engine import async_url
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = ROOT / "docker-compose.yml"
 DOCKERFILE = ROOT / "Dockerfile"
-MOSQUITTO_CONF = ROOT / "deploy" / "mosquitto" / "mosquitto.conf"
+MOSQUITTO_DIR = ROOT / "deploy" / "mosquitto"
+MOSQUITTO_CONF = MOSQUITTO_DIR / "mosquitto.conf"
+MOSQUITTO_ACL = MOSQUITTO_DIR / "acl"
+MOSQUITTO_START = MOSQUITTO_DIR / "start.sh"
 HEALTHY = {"condition": "service_healthy"}
 DATA_DIR = "/data"
 """The image's working directory and volume, owned by the user it runs as."""
+HEALTH_USER = "health"
+"""The user of the broker's health check, whose password deploy/mosquitto/start.sh makes up."""
+TEST_PORTS = range(18300, 18400)
+"""Where the test's own broker listens, away from the machine's Mosquitto on 1883."""
+
+_COMPOSE_VARIABLE = re.compile(r"\$(?:\$|\{(\w+)(?::-([^}]*))?\})")
+
+
+def compose_file(environ: Mapping[str, str]) -> dict[str, Any]:
+    """docker-compose.yml as docker-compose reads it with ``environ``: ``${NAME:-default}`` is the
+    variable unless it is unset or empty, ``$$`` a dollar sign."""
+
+    def value(match: re.Match[str]) -> str:
+        if match.group(0) == "$$":
+            return "$"
+        return environ.get(match.group(1)) or match.group(2) or ""
+
+    text = _COMPOSE_VARIABLE.sub(value, COMPOSE.read_text(encoding="utf-8"))
+    assert "${" not in text, "a variable of a form compose_file does not fill in"
+    return yaml.safe_load(text)
 
 
 @pytest.fixture(scope="module")
 def services() -> dict[str, Any]:
-    return yaml.safe_load(COMPOSE.read_text(encoding="utf-8"))["services"]
+    return compose_file({})["services"]
 
 
 def health_test(service: dict[str, Any]) -> str:
@@ -44,7 +90,7 @@ def health_test(service: dict[str, Any]) -> str:
 def test_every_service_is_there_with_health_checks_and_starts_in_order(services: dict[str, Any]) -> None:
     assert set(services) == {"postgres", "mosquitto", "server", "bots"}
     assert "pg_isready" in health_test(services["postgres"])
-    assert re.search(r"mosquitto_sub .*-t \$\$SYS/# .*-C 1", health_test(services["mosquitto"]))
+    assert re.search(r"mosquitto_sub .*-t '\$SYS/broker/uptime' .*-C 1", health_test(services["mosquitto"]))
     assert "http://127.0.0.1:8765/healthz" in health_test(services["server"])
     assert services["server"]["depends_on"] == {"postgres": HEALTHY, "mosquitto": HEALTHY}
     assert services["bots"]["depends_on"] == {"server": HEALTHY}
@@ -75,7 +121,10 @@ def test_the_server_runs_plyarena_serve_on_postgresql_and_mosquitto(services: di
     assert (database.username, database.password, database.database) == (
         postgres["POSTGRES_USER"], postgres["POSTGRES_PASSWORD"], postgres["POSTGRES_DB"],
     )  # fmt: skip
-    assert args.mqtt == "mqtt://mosquitto:1883"
+    broker = BrokerAddress.parse(args.mqtt)
+    assert (broker.host, broker.port, broker.tls) == ("mosquitto", 1883, False)
+    assert broker.username == args.instance_id, "the ACL lets a server write the topics of its username"
+    assert broker.password == broker_users(services)[broker.username]
     config = config_from(args)
     assert config.ws_url == "ws://server:8765/ws"  # what its lobby entries tell fleets on the network
     assert "http://localhost:8765" in (config.allowed_origins or ())
@@ -86,7 +135,10 @@ def test_the_fleet_runs_plyarena_bots_against_that_server(services: dict[str, An
     args = build_parser().parse_args(services["bots"]["command"])
     assert args.command == "bots"
     assert args.server == [server.ws_url]
-    assert args.mqtt == server.mqtt_url
+    fleet, to_server = BrokerAddress.parse(args.mqtt), BrokerAddress.parse(server.mqtt_url or "")
+    assert (fleet.host, fleet.port) == (to_server.host, to_server.port)
+    assert fleet.username is not None and fleet.username != to_server.username, "a user of its own"
+    assert fleet.password == broker_users(services)[fleet.username]
     assert fleet_config(args).max_games == args.max_games
     volume = {
         target: source for source, target in (mount.split(":") for mount in services["bots"]["volumes"])
@@ -94,12 +146,6 @@ def test_the_fleet_runs_plyarena_bots_against_that_server(services: dict[str, An
     assert args.state.parent == Path(DATA_DIR) and volume[DATA_DIR] == "fleet-state", (
         "the bots' tokens outlive the container, so a restarted fleet plays on in its games"
     )
-
-
-def test_mosquitto_takes_anonymous_clients_on_1883() -> None:
-    settings = [line.split() for line in MOSQUITTO_CONF.read_text().splitlines() if line and line[0] != "#"]
-    assert ["listener", "1883"] in settings
-    assert ["allow_anonymous", "true"] in settings
 
 
 def test_the_image_installs_the_project_beside_its_migrations() -> None:
@@ -136,3 +182,390 @@ def test_docker_compose_accepts_the_file(docker_compose: str) -> None:
         timeout=60,
     )
     assert result.returncode == 0, result.stderr
+
+
+# ------------------------------------------------------------------ the broker: users and access
+
+
+def broker_users(services: dict[str, Any]) -> dict[str, str]:
+    """The broker's users and their passwords, as docker-compose.yml gives them to start.sh."""
+    pairs = services["mosquitto"]["environment"]["PLYARENA_MQTT_USERS"].split()
+    return dict(pair.split(":", 1) for pair in pairs)
+
+
+def mosquitto_settings() -> dict[str, list[str]]:
+    settings: dict[str, list[str]] = {}
+    for line in MOSQUITTO_CONF.read_text().splitlines():
+        if line and line[0] != "#":
+            name, _, value = line.partition(" ")
+            settings.setdefault(name, []).append(value)
+    return settings
+
+
+@dataclass(frozen=True)
+class Rule:
+    access: str
+    """``read``, ``write``, ``readwrite`` or ``deny``."""
+    topic: str
+
+
+@dataclass
+class Acl:
+    """An ACL file: its patterns (every user's) and each user's own rules."""
+
+    patterns: list[Rule]
+    users: dict[str, list[Rule]]
+
+    @classmethod
+    def read(cls, text: str) -> Acl:
+        acl = cls([], {})
+        user: str | None = None
+        for line in text.splitlines():
+            if not line.strip() or line.startswith("#"):
+                continue
+            keyword, *words = line.split()
+            if keyword == "user":
+                (user,) = words
+                assert user not in acl.users, f"two blocks for user {user}"
+                acl.users[user] = []
+                continue
+            assert keyword in ("topic", "pattern"), f"not an ACL line: {line!r}"
+            access, topic = words if len(words) == 2 else ("readwrite", *words)
+            assert access in ("read", "write", "readwrite", "deny"), line
+            if keyword == "pattern":
+                acl.patterns.append(Rule(access, topic))
+            else:
+                assert user is not None, f"{line!r} is for anonymous clients, whom the broker refuses"
+                acl.users[user].append(Rule(access, topic))
+        return acl
+
+    def allows(self, username: str, client_id: str, access: str, topic: str) -> bool:
+        """What Mosquitto decides (``mosquitto_acl_check_default`` in 2.0, the acl-file plugin in 2.1):
+        the user's own rules, denials first, then the patterns, denials first; nothing else is allowed."""
+        own = [rule for rule in self.users.get(username, ()) if rule.topic[0] == "$" or topic[0] != "$"]
+        patterns = [
+            Rule(rule.access, rule.topic.replace("%u", username).replace("%c", client_id))
+            for rule in self.patterns
+        ]
+        for rules in (own, patterns):
+            for rule in sorted(rules, key=lambda rule: rule.access != "deny"):
+                if topic_matches(rule.topic, topic):
+                    if rule.access == "deny":
+                        return False
+                    if access in rule.access:
+                        return True
+        return False
+
+
+@dataclass(frozen=True)
+class Case:
+    user: str
+    client_id: str
+    access: str
+    """``write`` (publish) or ``read`` (receive)."""
+    topic: str
+    allowed: bool
+
+
+def access_table(services: dict[str, Any]) -> list[Case]:
+    """Who may publish and read what on the compose file's broker, on the topics the code uses."""
+    server = config_from(build_parser().parse_args(services["server"]["command"]))
+    server_user = BrokerAddress.parse(server.mqtt_url or "").username
+    fleet_user = BrokerAddress.parse(build_parser().parse_args(services["bots"]["command"]).mqtt).username
+    assert server_user is not None and fleet_user is not None
+    instance, other_instance = server.instance_id, f"{server.instance_id}-other"
+    fleet_id, other_fleet_id = new_fleet_id(), f"{new_fleet_id()}-other"
+    server_client, health_client = f"plyarena-server-{instance}", "health-check"
+
+    def status(instance: str) -> str:
+        return f"{TOPIC_ROOT}/instances/{instance}"  # (as server/app.py names the bus's status topic)
+
+    def cases(user: str, client_id: str, access: str, allowed: bool, *topics: str) -> list[Case]:
+        return [Case(user, client_id, access, topic, allowed) for topic in topics]
+
+    return [
+        # A server instance writes its own status, lobby entries and match events, and nothing else.
+        *cases(server_user, server_client, "write", True,
+               status(instance), lobby_topic(instance, "m1"), match_topic(instance, "m1")),
+        *cases(server_user, server_client, "write", False,
+               status(other_instance), lobby_topic(other_instance, "m1"), match_topic(other_instance, "m1"),
+               status(fleet_user), lobby_topic(fleet_user, "m1"), offer_topic(fleet_id)),
+        # A fleet writes its own offer, under its fleet id (its MQTT client id), and nothing else.
+        *cases(fleet_user, fleet_id, "write", True, offer_topic(fleet_id)),
+        *cases(fleet_user, fleet_id, "write", False,
+               offer_topic(other_fleet_id), status(fleet_user), lobby_topic(fleet_user, "m1"),
+               match_topic(fleet_user, "m1"), status(instance), lobby_topic(instance, "m1"),
+               match_topic(instance, "m1")),
+        # The health check writes nothing, under any name.
+        *cases(HEALTH_USER, health_client, "write", False,
+               status(HEALTH_USER), lobby_topic(HEALTH_USER, "m1"), offer_topic(health_client),
+               match_topic(HEALTH_USER, "m1"), match_topic(instance, "m1")),
+        # Servers read the instances' status, lobby entries and the fleets' offers; fleets the first two.
+        *cases(server_user, server_client, "read", True,
+               status(other_instance), lobby_topic(other_instance, "m1"), offer_topic(fleet_id)),
+        *cases(server_user, server_client, "read", False, match_topic(other_instance, "m1"),
+               "$SYS/broker/uptime"),
+        *cases(fleet_user, fleet_id, "read", True, status(instance), lobby_topic(instance, "m1")),
+        *cases(fleet_user, fleet_id, "read", False,
+               offer_topic(other_fleet_id), match_topic(instance, "m1"), "$SYS/broker/uptime"),
+        *cases(HEALTH_USER, health_client, "read", True, "$SYS/broker/uptime"),
+        *cases(HEALTH_USER, health_client, "read", False, status(instance), lobby_topic(instance, "m1")),
+    ]  # fmt: skip
+
+
+def test_the_broker_takes_no_anonymous_clients_and_checks_passwords_and_an_acl(
+    services: dict[str, Any],
+) -> None:
+    settings = mosquitto_settings()
+    assert settings["listener"] == ["1883"]
+    assert settings["allow_anonymous"] == ["false"]
+    mosquitto = services["mosquitto"]
+    _sh, script, auth_dir, *broker = mosquitto["command"]
+    assert broker == ["/usr/sbin/mosquitto", "-c", "/mosquitto/config/mosquitto.conf"]
+    assert settings["password_file"] == [f"{auth_dir}/passwd"]  # (both written there by start.sh)
+    assert settings["acl_file"] == [f"{auth_dir}/acl"]
+    mounts = dict(volume.split(":")[:2] for volume in mosquitto["volumes"])
+    config_dir = Path(script).parent
+    for source in (MOSQUITTO_CONF, MOSQUITTO_ACL, MOSQUITTO_START):
+        assert mounts[f"./{source.relative_to(ROOT)}"] == str(config_dir / source.name)
+
+
+def test_each_broker_user_has_its_rules_and_the_health_check_logs_in(services: dict[str, Any]) -> None:
+    acl = Acl.read(MOSQUITTO_ACL.read_text())
+    assert set(acl.users) == {*broker_users(services), HEALTH_USER}
+    check = health_test(services["mosquitto"])
+    auth_dir = services["mosquitto"]["command"][2]
+    assert f'-u {HEALTH_USER} -P "$(cat {auth_dir}/health.password)"' in check
+    assert acl.allows(HEALTH_USER, "health-check", "read", "$SYS/broker/uptime")
+
+
+def test_the_acl_keeps_each_user_to_its_own_topics(services: dict[str, Any]) -> None:
+    acl = Acl.read(MOSQUITTO_ACL.read_text())
+    wrong = [case for case in access_table(services) if acl.allows(*astuple(case)[:4]) != case.allowed]
+    assert not wrong
+
+
+def test_only_server_instances_write_instance_topics_whatever_the_user(services: dict[str, Any]) -> None:
+    """Patterns apply to every user: a user that is not a server instance must take back, by its own deny
+    lines, the status and lobby entries of a made-up instance of its name."""
+    acl = Acl.read(MOSQUITTO_ACL.read_text())
+    servers = {
+        BrokerAddress.parse(build_parser().parse_args(service["command"]).mqtt).username
+        for service in services.values()
+        if service.get("command", [None])[0] == "serve"
+    }
+    assert servers, "the compose file's server instances, by their usernames"
+    for user in set(acl.users) - servers:
+        for topic in (f"{TOPIC_ROOT}/instances/{user}", lobby_topic(user, "m1"), match_topic(user, "m1")):
+            assert not acl.allows(user, "any-client", "write", topic), (user, topic)
+
+
+def test_what_each_side_subscribes_to_is_what_the_acl_lets_it_read(services: dict[str, Any]) -> None:
+    subscriptions = {  # (server/lobby.py and server/bot_catalog.py; bots/lobby_feeds.py)
+        "server": [f"{TOPIC_ROOT}/instances/+", f"{TOPIC_ROOT}/lobby/+/+", OFFERS_TOPICS],
+        "bots": [INSTANCE_TOPICS, LOBBY_TOPICS],
+    }
+    assert subscriptions["bots"] == subscriptions["server"][:2]
+    table = access_table(services)
+    for service, patterns in subscriptions.items():
+        user = BrokerAddress.parse(build_parser().parse_args(services[service]["command"]).mqtt).username
+        reads = [case for case in table if case.user == user and case.access == "read"]
+        for pattern in patterns:
+            readable = [case.topic for case in reads if case.allowed and topic_matches(pattern, case.topic)]
+            assert readable, f"{service} subscribes to {pattern}, which the table never lets it read"
+        for case in reads:
+            assert case.allowed == any(topic_matches(pattern, case.topic) for pattern in patterns), case
+
+
+def test_passwords_come_from_the_environment_into_both_ends(docker_compose: str) -> None:
+    environ = {"PLYARENA_MQTT_SERVER_PASSWORD": "s3cret.1", "PLYARENA_MQTT_FLEET_PASSWORD": "s3cret.2"}
+    result = subprocess.run(
+        [docker_compose, "-f", str(COMPOSE), "config"],
+        cwd=ROOT, env={**os.environ, **environ}, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    resolved, ours = yaml.safe_load(result.stdout)["services"], compose_file(environ)["services"]
+    for name in ("server", "bots"):
+        assert resolved[name]["command"] == ours[name]["command"]
+    assert resolved["mosquitto"]["environment"] == ours["mosquitto"]["environment"]
+    users = broker_users(resolved)
+    for name, password in (("server", "s3cret.1"), ("bots", "s3cret.2")):
+        url = build_parser().parse_args(resolved[name]["command"]).mqtt
+        broker = BrokerAddress.parse(url)
+        assert broker.password == users[broker.username or ""] == password
+        assert password not in shown_url(url), "what logs show of the URL"
+
+
+@pytest.mark.parametrize(
+    ("users", "refusal"),
+    [
+        ("stranger:p4ss", "user stranger has no 'user stranger' block"),
+        ("bots:p@ss", "the password of bots is empty or holds other characters"),
+        ("bots", "'bots' in PLYARENA_MQTT_USERS is not name:password"),
+        ("bo/ts:p4ss", "user name 'bo/ts'"),
+    ],
+)
+def test_start_sh_refuses_users_the_broker_could_not_check(users: str, refusal: str, tmp_path: Path) -> None:
+    result = subprocess.run(
+        ["sh", str(MOSQUITTO_START), str(tmp_path / "auth")],
+        env={**os.environ, "PLYARENA_MQTT_USERS": users}, capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert result.returncode == 1 and refusal in result.stderr, result.stderr
+
+
+# ---------------------------------------------------------- the same rules on a real Mosquitto
+
+OBSERVER = "observer"
+"""A user of the test's own, who reads and writes every topic."""
+TEST_RULES = f"""
+user {OBSERVER}
+topic readwrite #
+# Where each user learns that every message the test sent it has come.
+pattern read plyarena-test/%u
+"""
+
+
+@dataclass
+class Broker:
+    port: int
+    passwords: dict[str, str]
+
+    def client(self, user: str | None, client_id: str, password: str | None = None) -> aiomqtt.Client:
+        password = password or (self.passwords[user] if user else None)
+        return aiomqtt.Client("127.0.0.1", self.port, username=user, password=password, identifier=client_id)
+
+
+def free_test_port() -> int:
+    for port in TEST_PORTS:
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    pytest.skip(f"no free port in {TEST_PORTS}")
+
+
+@pytest.fixture
+async def deployed_broker(services: dict[str, Any], tmp_path: Path) -> AsyncIterator[Broker]:
+    """Mosquitto as docker-compose.yml runs it: start.sh writes the password file (with mosquitto_passwd)
+    and the ACL file, and the broker runs deploy/mosquitto/mosquitto.conf, its paths and port changed."""
+    binary = mosquitto_binary()
+    if shutil.which("mosquitto_passwd") is None:
+        missing("mosquitto_passwd", "not installed (apt-get install mosquitto)")
+    config, auth = tmp_path / "config", tmp_path / "auth"
+    config.mkdir()
+    shutil.copy(MOSQUITTO_START, config / MOSQUITTO_START.name)
+    (config / MOSQUITTO_ACL.name).write_text(MOSQUITTO_ACL.read_text() + TEST_RULES)
+    passwords = {**broker_users(services), OBSERVER: "observer-password"}
+    subprocess.run(
+        ["sh", str(config / MOSQUITTO_START.name), str(auth)],
+        env={**os.environ, "PLYARENA_MQTT_USERS": " ".join(f"{u}:{p}" for u, p in passwords.items())},
+        check=True, capture_output=True, timeout=30,
+    )  # fmt: skip
+    passwords[HEALTH_USER] = (auth / "health.password").read_text().strip()
+    port = free_test_port()
+    lines = []
+    for line in MOSQUITTO_CONF.read_text().splitlines():
+        name, _, value = line.partition(" ")
+        if name == "listener":
+            line = f"listener {port} 127.0.0.1"
+        elif name in ("password_file", "acl_file"):
+            line = f"{name} {auth / Path(value).name}"
+        elif name == "persistence":
+            line = "persistence false"
+        elif name in ("persistence_location", "log_dest"):
+            continue
+        lines.append(line)
+    lines.append(f"user {pwd.getpwuid(os.getuid()).pw_name}")  # (as root, stay root: the files are ours)
+    (tmp_path / "mosquitto.conf").write_text("\n".join(lines) + "\n")
+    with (tmp_path / "mosquitto.log").open("wb") as log:
+        process = await asyncio.create_subprocess_exec(
+            binary, "-c", str(tmp_path / "mosquitto.conf"), stdout=log, stderr=log
+        )
+    try:
+        await wait_for_port(port)
+        yield Broker(port, passwords)
+    finally:
+        if process.returncode is None:
+            process.terminate()
+            await process.wait()
+
+
+async def topics_until(client: aiomqtt.Client, marker: str) -> set[str]:
+    """The topics of the messages ``client`` receives before one on ``marker``."""
+    topics: set[str] = set()
+    async with asyncio.timeout(5):
+        async for message in client.messages:
+            if message.topic.value == marker:
+                return topics
+            topics.add(message.topic.value)
+    raise AssertionError("the connection ended")
+
+
+async def test_the_broker_keeps_each_user_to_its_own_topics(
+    deployed_broker: Broker, services: dict[str, Any]
+) -> None:
+    """Mosquitto drops a publish it does not allow, without a word: the observer, who reads every topic,
+    sees which came; each reader sees which of the observer's messages reach it."""
+    table = access_table(services)
+    seen: dict[tuple[str, str], set[str]] = {}
+    async with deployed_broker.client(OBSERVER, "observer") as observer:
+        await observer.subscribe("#", qos=1)
+        writers = {(case.user, case.client_id) for case in table if case.access == "write"}
+        for user, client_id in sorted(writers):
+            async with deployed_broker.client(user, client_id) as writer:
+                for case in table:
+                    if (case.user, case.client_id, case.access) == (user, client_id, "write"):
+                        await writer.publish(case.topic, b"{}", qos=1)  # (acknowledged: handled)
+            await observer.publish(f"plyarena-test/written/{user}", qos=1)
+            seen[user, "write"] = await topics_until(observer, f"plyarena-test/written/{user}")
+        readers = {(case.user, case.client_id) for case in table if case.access == "read"}
+        for user, client_id in sorted(readers):
+            async with deployed_broker.client(user, f"reader-{client_id}") as reader:
+                await reader.subscribe("#", qos=1)
+                await reader.subscribe("$SYS/broker/uptime", qos=1)  # (retained: sent at once if allowed)
+                for case in table:
+                    if (case.user, case.access) == (user, "read") and case.topic[0] != "$":
+                        await observer.publish(case.topic, b"{}", qos=1)
+                await observer.publish(f"plyarena-test/{user}", qos=1)
+                seen[user, "read"] = await topics_until(reader, f"plyarena-test/{user}")
+    expected: dict[tuple[str, str], set[str]] = {key: set() for key in seen}
+    for case in table:
+        if case.allowed:
+            expected[case.user, case.access].add(case.topic)
+    assert seen == expected
+
+
+async def test_the_broker_refuses_anonymous_clients_and_wrong_passwords(deployed_broker: Broker) -> None:
+    for user, password in ((None, None), ("bots", "not-the-password"), (HEALTH_USER, "guessed")):
+        with pytest.raises(aiomqtt.MqttError, match=r"[Nn]ot authori"):
+            async with deployed_broker.client(user, "intruder", password):
+                pass
+
+
+async def test_the_server_bus_announces_its_instance_on_the_deployed_broker(
+    deployed_broker: Broker, services: dict[str, Any]
+) -> None:
+    """The server's own client (MQTT 5, with its last will) under its compose user."""
+    server = config_from(build_parser().parse_args(services["server"]["command"]))
+    login = urlsplit(server.mqtt_url).netloc.rpartition("@")[0]
+    status_topic = f"{TOPIC_ROOT}/instances/{server.instance_id}"
+    async with deployed_broker.client(OBSERVER, "observer") as observer:
+        await observer.subscribe(status_topic, qos=1)
+        bus = MqttBus(
+            f"mqtt://{login}@127.0.0.1:{deployed_broker.port}",
+            client_id=f"plyarena-server-{server.instance_id}",
+            status_topic=status_topic,
+        )
+        await bus.start()
+        try:
+            assert bus.connected
+            async with asyncio.timeout(5):
+                message = await anext(aiter(observer.messages))
+            assert json.loads(message.payload)["online"] is True
+        finally:
+            await bus.close()
+        async with asyncio.timeout(5):
+            message = await anext(aiter(observer.messages))
+        assert json.loads(message.payload)["online"] is False
