@@ -6,6 +6,7 @@ import asyncio
 import json
 import socket
 import stat
+import sys
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -87,3 +88,20 @@ def test_bench_bots_quick_runs_from_the_command_line(tmp_path: Path) -> None:
     assert main(["bench", "bots", "--quick", "--game", "tictactoe", "--output", str(output)]) == 0
     text = output.read_text()
     assert "<!-- plyarena bench bots: start -->" in text and "Speed-up from 1 to 2 workers" in text
+
+
+async def test_a_fleet_says_which_broker_it_follows_without_its_password() -> None:
+    """The startup line goes to logs (``docker logs``): the broker's user may show, its password not."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "plyarena", "bots", "--mqtt", "mqtt://fleet-7:s3cret-word@127.0.0.1:9",
+        "--workers", "1", "--levels", "connect4:1", "--max-games", "1",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    assert process.stdout is not None
+    try:
+        line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
+    finally:
+        process.terminate()
+        await process.wait()
+    assert line.startswith("Bot fleet ") and "mqtt://127.0.0.1:9" in line, line
+    assert "s3cret" not in line

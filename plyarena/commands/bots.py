@@ -9,6 +9,7 @@ from pathlib import Path
 from bots.fleet import Fleet, FleetConfig, parse_levels
 from bots.fleet_state import FleetState, FleetStateError
 from bots.levels import LEVEL_COUNT
+from bots.lobby_feeds import broker_name
 from bots.pool import SearchPool
 from plyarena import options
 from plyarena.commands.serve import stop_on_signals
@@ -135,7 +136,7 @@ async def run_fleet(
         if mqtt_url:
             fleet.follow_mqtt(mqtt_url)
         async with fleet:
-            where = ", ".join([*servers, *([mqtt_url] if mqtt_url else [])])
+            where = ", ".join([*servers, *([broker_name(mqtt_url)] if mqtt_url else [])])
             offered = ", ".join(f"{game} {_ranges(levels)}" for game, levels in config.levels.items())
             print(f"Bot fleet {config.fleet_id}: {pool.workers} workers, up to {config.max_games} games, "
                   f"following {where}; offering {offered}", flush=True)  # fmt: skip
