@@ -65,4 +65,4 @@ async def test_a_connection_closed_before_its_first_ping_never_pings() -> None:
                 pass
         await asyncio.sleep(0.7)
     assert pinged_at == []
-    assert all(connection._first_ping is None for connection in connections), "no timer left behind"
+    assert all(connection.keepalive_task is None for connection in connections), "no keepalive left behind"
