@@ -9,7 +9,7 @@ starts the moment the game ends and the pair plays on in a fresh match with no
 pause between games; each then leaves the old one. (Should a game end before
 that agreement, both offer once it is over.) A refused move is counted and its
 player asks for the match's full state to get back in step. Before the measured
-play each pair plays an opening of random length at once, so that the matches are
+play each pair plays an opening of random length at the flat-out pace, so that the matches are
 spread over their games' plies rather than in step (:mod:`bots.loadgen.dephasing`).
 
 Sending never waits (``broadcast`` to one connection), and each connection has
@@ -34,6 +34,12 @@ from bots.loadgen.recording import Pacing, Recorder
 log = logging.getLogger(__name__)
 
 OVER = ("finished", "aborted")
+OPENING_MOVE_INTERVAL_S = 1 / 30
+"""Between a pair's opening moves (:mod:`bots.loadgen.dephasing`): the flat-out window's pace, each player
+within the server's default allowance of 20 requests a second a connection (a checkers opening may be
+hundreds of plies long)."""
+RATE_LIMITED_WAIT_S = 1.0
+"""How long a player refused as over the server's rate waits before it asks for its match's state."""
 
 
 class Incoming(msgspec.Struct):
@@ -185,8 +191,15 @@ class ScriptedPlayer:
             self.send({"type": "rematch.offer", "match_id": self.match_id})
 
     def on_error(self, error: Incoming) -> None:
-        self.pair.recorder.error(error.code or "?", asyncio.get_running_loop().time())
-        if self.pending is not None and error.id == self.pending:
+        loop = asyncio.get_running_loop()
+        self.pair.recorder.error(error.code or "?", loop.time())
+        if error.code == "rate_limited" and self.match_id is not None:
+            # Whatever was refused (a move, an offer, a request to get back in step), the state a while
+            # later says where the match is; asked at once, it would be refused as well.
+            self.pending = None
+            watch = {"type": "match.watch", "match_id": self.match_id}
+            loop.call_later(RATE_LIMITED_WAIT_S, self.send, watch)
+        elif self.pending is not None and error.id == self.pending:
             self.pending = None
             if self.match_id is not None:
                 self.send({"type": "match.watch", "match_id": self.match_id})  # get back in step
@@ -232,7 +245,7 @@ class ScriptedPair:
         self.scheduled = False
         """A move waits for the beat; whoever's turn it is then plays it."""
         self.opening_plies = opening_plies
-        """Moves still to play at once, unpaced, before the pair keeps the beat (see
+        """Moves still to play at the opening's pace before the pair keeps the beat (see
         :mod:`bots.loadgen.dephasing`)."""
         self.host = ScriptedPlayer(host, self)
         self.guest = ScriptedPlayer(guest, self)
@@ -261,7 +274,7 @@ class ScriptedPair:
             return
         self.scheduled = True
         if self.opening_plies > 0:
-            asyncio.get_running_loop().call_soon(self._opening_move)
+            asyncio.get_running_loop().call_later(OPENING_MOVE_INTERVAL_S, self._opening_move)
             return
         if not self._opening_played.done():
             self._opening_played.set_result(None)
@@ -276,7 +289,7 @@ class ScriptedPair:
                 return
 
     def _opening_move(self) -> None:
-        """A move of the opening, at once (none may be ready; its next message asks again)."""
+        """A move of the opening (none may be ready; its next message asks again)."""
         self.scheduled = False
         for player in (self.host, self.guest):
             if player.can_move:
