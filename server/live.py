@@ -21,7 +21,7 @@ import itertools
 import logging
 import secrets
 from collections import Counter, OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal, Protocol
@@ -139,7 +139,12 @@ class MatchLock(asyncio.Lock):
         super().__init__()
         self.waiting = 0
 
-    async def acquire(self) -> Literal[True]:
+    def acquire(self) -> Coroutine[object, object, Literal[True]]:
+        if not self.locked() and not self.waiting:  # (taken at once: nobody waits, no coroutine more)
+            return super().acquire()
+        return self._wait_for_it()
+
+    async def _wait_for_it(self) -> Literal[True]:
         self.waiting += 1
         try:
             return await super().acquire()
