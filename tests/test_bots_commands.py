@@ -91,7 +91,7 @@ def test_bench_bots_quick_runs_from_the_command_line(tmp_path: Path) -> None:
 
 
 async def test_a_fleet_says_which_broker_it_follows_without_its_password() -> None:
-    """The startup line goes to logs (``docker logs``): the broker's user may show, its password not."""
+    """The startup line goes to logs (``docker logs``): it names the broker, not the credentials."""
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "plyarena", "bots", "--mqtt", "mqtt://fleet-7:s3cret-word@127.0.0.1:9",
         "--workers", "1", "--levels", "connect4:1", "--max-games", "1",

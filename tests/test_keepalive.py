@@ -47,22 +47,3 @@ async def test_connections_opened_together_ping_spread_over_one_interval() -> No
     assert first[0] >= started + INTERVAL_S, "none before one whole interval"
     assert first[-1] <= opened + 2 * INTERVAL_S + 0.1, "each within two"
     assert first[-1] - first[0] > INTERVAL_S / 2, f"spread over the interval, not together: {first}"
-
-
-async def test_a_connection_closed_before_its_first_ping_never_pings() -> None:
-    pinged_at: ClassVar[list[float]] = []
-    recorded = type("Recorded", (_RecordedPings,), {"__slots__": (), "pinged_at": pinged_at})
-    connections: list[SpreadPings] = []
-
-    async def keep(websocket: ServerConnection) -> None:
-        connections.append(websocket)  # type: ignore[arg-type]
-        await websocket.wait_closed()
-
-    async with serve(keep, "127.0.0.1", 0, create_connection=recorded, ping_interval=0.3) as server:
-        port = server.sockets[0].getsockname()[1]
-        for _ in range(10):
-            async with connect(f"ws://127.0.0.1:{port}", ping_interval=None, compression=None):
-                pass
-        await asyncio.sleep(0.7)
-    assert pinged_at == []
-    assert all(connection.keepalive_task is None for connection in connections), "no keepalive left behind"
