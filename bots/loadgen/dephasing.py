@@ -8,10 +8,10 @@ so the paced window's first seconds were cheaper than steady play (0.66 of a cor
 5,000 moves/s against 0.8 to 0.9 once games were ending) and its middle a wave of
 game ends that held every move back by 100 to 150 ms. A server that has hosted matches
 for a while has them at every ply. So before any window each pair plays, at the
-flat-out pace, an opening of :func:`opening_plies` moves (through the end of a game and into its
-rematch if need be), drawn as a renewal process's age: the game a random moment
-falls in is picked with odds in proportion to its length, and the moment is
-uniform within it.
+flat-out pace, an opening of :func:`opening_plies` moves (through the end of a
+game and into its rematch if need be), drawn as a renewal process's age: the
+game a random moment falls in is picked with odds in proportion to its length,
+and the moment is uniform within it.
 """
 
 from __future__ import annotations

@@ -9,8 +9,9 @@ starts the moment the game ends and the pair plays on in a fresh match with no
 pause between games; each then leaves the old one. (Should a game end before
 that agreement, both offer once it is over.) A refused move is counted and its
 player asks for the match's full state to get back in step. Before the measured
-play each pair plays an opening of random length at the flat-out pace, so that the matches are
-spread over their games' plies rather than in step (:mod:`bots.loadgen.dephasing`).
+play each pair plays an opening of random length at the flat-out pace, so that
+the matches are spread over their games' plies rather than in step
+(:mod:`bots.loadgen.dephasing`).
 
 Sending never waits (``broadcast`` to one connection), and each connection has
 one task that reads it: the least a client can cost, so that the load
