@@ -474,9 +474,14 @@ class BotPlayer:
 
     def _rematch_settled(self, session: MatchSession, event: wire.MatchEvent) -> None:
         ticket, session.rematch_ticket = session.rematch_ticket, None
-        if isinstance(event, wire.RematchStarted) and ticket is not None:
-            # The server follows the new match for us and sends its match.state.
-            self._take_up(event.new_match_id, ticket)
+        if isinstance(event, wire.RematchStarted):
+            # The server follows the new match for us (its match.state comes next), and the old one no
+            # more: that session ends here, with nothing to leave.
+            if self.sessions.get(session.match_id) is session:
+                del self.sessions[session.match_id]
+                self._forget(session)
+            if ticket is not None:
+                self._take_up(event.new_match_id, ticket)
         elif ticket is not None:
             ticket.release()
 

@@ -699,6 +699,9 @@ class MatchHost:
         self._hold(live)
         for connection in list(old.watchers):
             if connection.player_id is not None and rematch.seat_of(connection.player_id) is not None:
+                # The players go on to the rematch: the finished match, whose ``rematch.started`` they
+                # have just had, sends them nothing more, and neither needs to leave it.
+                self._stop_following(old, connection)
                 self._follow(live, connection)
                 connection.send(self._state(live, connection, None))
         self._show_in_lobby(live)
@@ -720,9 +723,12 @@ class MatchHost:
         live.watchers.add(connection)
         connection.matches.add(live.id)
 
-    async def _unfollow(self, live: LiveMatch, connection: Connection) -> None:
+    def _stop_following(self, live: LiveMatch, connection: Connection) -> None:
         live.watchers.discard(connection)
         connection.matches.discard(live.id)
+
+    async def _unfollow(self, live: LiveMatch, connection: Connection) -> None:
+        self._stop_following(live, connection)
         player_id = connection.player_id
         if player_id is not None and not live.has_connection_of(player_id):
             await self._apply(live, live.match.disconnect(player_id, self.now()))

@@ -619,7 +619,11 @@ class Match(msgspec.Struct, frozen=True, gc=False):
 
     def _rematch(self, new_match_id: str, now: float) -> tuple[Match, protocol.RematchStarted, CreateRematch]:
         """This finished match pointing to its rematch, the event that announces it and the effect that
-        stores it: a new match with the same options, seats swapped, live at once."""
+        stores it: a new match with the same options, seats swapped, live at once.
+
+        The players' connections go on to the rematch, so the finished match has them away, and its
+        ``rematch.started`` says where they went (the players get no ``presence`` of their own going).
+        """
         rematch = Match.open(new_match_id, self.game, self.options, self.grace_s)
         for new_seat, player in ((0, self.seats[1]), (1, self.seats[0])):
             assert player is not None
@@ -627,7 +631,14 @@ class Match(msgspec.Struct, frozen=True, gc=False):
         absent = tuple(None if connected else now for connected in self.connected)
         rematch = replace(rematch, seq=0, connected=self.connected, absent_since=(absent[0], absent[1]))
         started = protocol.RematchStarted(match_id=self.id, seq=0, new_match_id=new_match_id)
-        return replace(self, rematch_offer=None, rematch_id=new_match_id), started, CreateRematch(rematch)
+        over = replace(
+            self,
+            rematch_offer=None,
+            rematch_id=new_match_id,
+            connected=(False, False),
+            absent_since=(None, None),
+        )
+        return over, started, CreateRematch(rematch)
 
     def _step(self, events: Sequence[MatchEvent], effects: Sequence[Effect] = ()) -> Step:
         """Number ``events`` after this match's last event and wrap everything in a :class:`Step`."""

@@ -8,6 +8,7 @@ the bot goes on playing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -262,6 +263,41 @@ async def test_a_bot_answers_offers_by_its_stated_policy(
         ("draw.decline", "m1"), ("move", "m1"), ("draw.accept", "m1"), ("rematch.accept", "m1"),
     ]  # fmt: skip
     assert answers[1]["engine"]["score"] == 0
+
+
+async def test_a_bot_taken_on_to_its_rematch_has_nothing_to_leave(
+    scripted_server: Callable[[Script], Awaitable[str]], pool: SearchPool
+) -> None:
+    """The server moves both players' connections to the rematch, off the finished match: the bot sends
+    no ``match.leave`` for it once its rematch window is over (it would be refused ``not_found``)."""
+    heard: list[dict[str, Any]] = []
+    done = asyncio.Event()
+    window_s = 0.3
+
+    async def script(connection: ServerConnection) -> None:
+        await connection.send(welcome(await receive(connection)))
+        await connection.send(live_state("m1", you=1, moves=["b2"], seq=3, turn=0))
+        for event in (
+            {"type": "ended", "match_id": "m1", "seq": 4, "status": "finished", "winner": 0,
+             "reason": "resignation", "clocks_ms": None},
+            {"type": "rematch.offered", "match_id": "m1", "seq": 5, "seat": 0},
+        ):  # fmt: skip
+            await connection.send(json.dumps(event))
+        heard.append(await receive(connection))
+        await connection.send(json.dumps({"type": "rematch.started", "match_id": "m1", "seq": 6,
+                                           "new_match_id": "m2"}))  # fmt: skip
+        await connection.send(live_state("m2", you=0, moves=["a1"], seq=0, turn=1))
+        with contextlib.suppress(TimeoutError):
+            heard.append(json.loads(await asyncio.wait_for(connection.recv(), 3 * window_s)))
+        done.set()
+        await connection.wait_closed()
+
+    url = await scripted_server(script)
+    manners = Manners(rematch_window_s=window_s)
+    async with BotPlayer(url, BotSpec.of("tictactoe", 8), pool, manners=manners) as bot:
+        await asyncio.wait_for(done.wait(), 15)
+        assert set(bot.sessions) == {"m2"}, "the finished match's session ended with its rematch's start"
+    assert [(message["type"], message.get("match_id")) for message in heard] == [("rematch.accept", "m1")]
 
 
 def test_wire_structs_round_trip_through_msgspec() -> None:

@@ -405,6 +405,34 @@ async def test_a_rematch_agreed_during_play_starts_as_the_last_move_lands(
     assert [seat.player_name for seat in record.seats] == ["Bob", "Alice"]
 
 
+async def test_the_players_go_on_to_their_rematch_and_off_the_finished_match(
+    arena: Server, connect: Connect
+) -> None:
+    """Once the rematch starts, the old match sends its players nothing more and shows them away, with no
+    ``presence`` event: its spectators learn where they went from ``rematch.started``."""
+    alice, bob = await pair(arena, connect)
+    spectator = await connect.player(arena, "Sam")
+    match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
+    await spectator.request("match.watch", match_id=match_id)
+    await alice.request("resign", match_id=match_id)
+    await alice.request("rematch.offer", match_id=match_id)
+    new_id = (await bob.request("rematch.accept", match_id=match_id))["new_match_id"]
+    await alice.expect(type_="rematch.started", match_id=match_id)
+    for client in (alice, bob):
+        await client.expect(type_="match.state", match_id=new_id)
+    seen = [message["type"] for message in await spectator.settle()]
+    assert seen == ["ended", "rematch.offered", "rematch.started"], "no presence event"
+    said = await bob.request("chat", match_id=match_id, text="that one was yours")
+    assert (await spectator.expect(type_="chat", match_id=match_id))["seq"] == said["seq"]
+    assert await alice.settle() == [], "the old match says nothing more to its players"
+    state = await spectator.request("match.watch", match_id=match_id)
+    assert (state["status"], state["connected"], state["rematch_id"]) == ("finished", [False, False], new_id)
+    refused = await alice.request("match.leave", match_id=match_id)
+    assert (refused["type"], refused["code"]) == ("error", "not_found"), "nothing to leave"
+    chat = await alice.request("chat", match_id=new_id, text="again!")
+    assert chat["type"] == "chat" and (await bob.expect(type_="chat", match_id=new_id))["text"] == "again!"
+
+
 async def test_chat_reaches_players_and_spectators_as_plain_text(arena: Server, connect: Connect) -> None:
     alice, bob = await pair(arena, connect)
     spectator = await connect.player(arena, "Sam")

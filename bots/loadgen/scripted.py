@@ -6,12 +6,12 @@ player picks one of those at random when it is its turn and its match's
 :class:`~bots.loadgen.recording.Beat` says the move is due. As a match starts,
 both players offer a rematch (the second offer accepts it), so the rematch
 starts the moment the game ends and the pair plays on in a fresh match with no
-pause between games; each then leaves the old one. (Should a game end before
-that agreement, both offer once it is over.) A refused move is counted and its
-player asks for the match's full state to get back in step. Before the measured
-play each pair plays an opening of random length at the flat-out pace, so that
-the matches are spread over their games' plies rather than in step
-(:mod:`bots.loadgen.dephasing`).
+pause between games; the server takes both connections on to it, and off the
+old one. (Should a game end before that agreement, both offer once it is over.)
+A refused move is counted and its player asks for the match's full state to get
+back in step. Before the measured play each pair plays an opening of random
+length at the flat-out pace, so that the matches are spread over their games'
+plies rather than in step (:mod:`bots.loadgen.dephasing`).
 
 Sending never waits (``broadcast`` to one connection), and each connection has
 one task that reads it: the least a client can cost, so that the load
@@ -158,8 +158,6 @@ class ScriptedPlayer:
             agreed, self.rematch_agreed = self.rematch_agreed, False
             if not agreed:  # (agreed, its rematch.started comes next)
                 self.send({"type": "rematch.offer", "match_id": message.match_id})
-        elif kind == "rematch.started":
-            self.send({"type": "match.leave", "match_id": message.match_id})
         elif kind == "error":
             self.on_error(message)
 

@@ -98,6 +98,7 @@ export class MatchModel {
       case "rematch.started":
         state.rematch_offer = null;
         state.rematch_agreed = false;
+        state.connected = [false, false]; // the players went on to the rematch
         this.newMatchId = event.new_match_id;
         break;
       case "chat":
