@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 from websockets.datastructures import Headers
 
 from server.connection import TokenBucket
-from server.keepalive import SpreadPings
+from server.inbox import Inbox
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -237,7 +237,7 @@ def _host_of(remote_address: object) -> str | None:
     return host if isinstance(host, str) else None
 
 
-class CountedConnection(SpreadPings):
+class CountedConnection(Inbox):
     """A server connection that counts against its peer's handshakes under way from the moment its
     socket is accepted until its HTTP request is read, and is dropped at once past the cap.
 

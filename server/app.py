@@ -37,6 +37,7 @@ from server.config import ServerConfig
 from server.connection import Connection, TokenBucket
 from server.errors import ErrorCode, ProtocolError, ServerStartError
 from server.http import HttpFront
+from server.inbox import Inbox
 from server.live import Intent, MatchHost, new_id, player_info, storage_failure
 from server.lobby import TOPIC_ROOT, Lobby
 from server.match import Match
@@ -211,7 +212,7 @@ class Server:
         self.metrics.connections_refused_total += 1
 
     async def _serve_connection(self, websocket: ServerConnection) -> None:
-        assert websocket.request is not None  # (the handshake is done)
+        assert isinstance(websocket, Inbox) and websocket.request is not None  # (the handshake is done)
         address = self.quota.client_of(websocket.remote_address, websocket.request.headers)
         if not self.quota.connected(address):  # (handshakes at once may all have passed the HTTP check)
             self.metrics.connections_refused_total += 1
@@ -229,7 +230,7 @@ class Server:
             while True:
                 # A text frame comes as str, its UTF-8 checked: text that is not UTF-8 fails the
                 # connection (close code 1007), as RFC 6455 requires. A binary frame comes as bytes.
-                await self._receive(connection, await websocket.recv())
+                await self._receive(connection, await websocket.next_message())
         except ConnectionClosed:
             pass
         finally:
