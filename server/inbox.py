@@ -37,8 +37,10 @@ class Inbox(SpreadPings):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._messages: deque[tuple[Opcode | None, bytes]] = deque()
-        """Whole messages, opcode and data; ``None`` for a message of too many fragments."""
+        self._messages: deque[tuple[Opcode | None, bytes]] | None = None
+        """Whole messages, opcode and data; ``None`` for a message of too many fragments. Made when one
+        comes and dropped when the handler has them all: an empty deque holds some 600 bytes, and most
+        connections wait with none."""
         self._fragments: list[Frame] | None = None
         """The frames of a fragmented message so far."""
         self._waiter: asyncio.Future[None] | None = None
@@ -70,9 +72,12 @@ class Inbox(SpreadPings):
             return
         else:
             message = (event.opcode, bytes(event.data))
-        self._messages.append(message)
+        messages = self._messages
+        if messages is None:
+            messages = self._messages = deque()
+        messages.append(message)
         high = self.max_queue_high
-        if high is not None and len(self._messages) > high and not self._paused:
+        if high is not None and len(messages) > high and not self._paused:
             self._paused = True
             self.transport.pause_reading()
         waiter = self._waiter
@@ -91,8 +96,7 @@ class Inbox(SpreadPings):
         Raises :exc:`~websockets.exceptions.ConnectionClosed` once the connection is closed and every
         message that came before is handed over.
         """
-        messages = self._messages
-        while not messages:
+        while (messages := self._messages) is None:
             if self.connection_lost_waiter.done():
                 raise self.close_exc
             waiter = self._waiter = self.loop.create_future()
@@ -101,6 +105,8 @@ class Inbox(SpreadPings):
             finally:
                 self._waiter = None
         opcode, data = messages.popleft()
+        if not messages:
+            self._messages = None
         if self._paused and len(messages) <= self._resume_below:
             self._paused = False
             self.transport.resume_reading()
