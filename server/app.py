@@ -214,6 +214,7 @@ class Server:
     async def _serve_connection(self, websocket: ServerConnection) -> None:
         assert isinstance(websocket, Inbox) and websocket.request is not None  # (the handshake is done)
         address = self.quota.client_of(websocket.remote_address, websocket.request.headers)
+        forget_handshake_headers(websocket)
         if not self.quota.connected(address):  # (handshakes at once may all have passed the HTTP check)
             self.metrics.connections_refused_total += 1
             await websocket.close(CloseCode.TRY_AGAIN_LATER, "too many connections from your address")
@@ -422,6 +423,15 @@ def _intent(request: Request, player_id: str) -> Intent:
         case protocol.SendChat(text=text):
             return partial(Match.chat, player_id=player_id, text=text)
     raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"{type(request).__name__} is not a match action")
+
+
+def forget_handshake_headers(websocket: ServerConnection) -> None:
+    """Let go of the opening handshake's headers once read. websockets keeps the request's and the
+    response's for as long as the connection lasts: two dicts, some 16 lists and their strings, a quarter
+    of the objects that a connection holds, and every full collection visits them all."""
+    for message in (websocket.request, websocket.response):
+        if message is not None:
+            message.headers.clear()
 
 
 @contextlib.asynccontextmanager

@@ -312,6 +312,21 @@ async def test_one_address_holds_only_so_many_connections(
     assert "plyarena_connections_refused_total 1" in arena.metrics.render(None)
 
 
+async def test_the_handshake_headers_are_let_go_once_the_client_address_is_read(
+    start_server: StartServer, connect: Connect
+) -> None:
+    """A connection keeps no headers of its opening handshake (a quarter of the objects it held), and the
+    address read from them before still counts."""
+    arena = await start_server(uncapped_networks=(), trusted_proxies=("127.0.0.1",))
+    client = await connect(arena, **behind_proxy("203.0.113.7"))
+    assert (await client.hello("Headless"))["type"] == "welcome"
+    assert arena.quota.connections.held == {"203.0.113.7": 1}
+    assert arena._websockets is not None
+    (connection,) = arena._websockets.connections
+    assert connection.request is not None and connection.response is not None
+    assert (dict(connection.request.headers), dict(connection.response.headers)) == ({}, {})
+
+
 async def test_handshakes_at_once_cannot_pass_the_cap_together(
     start_server: StartServer, connect: Connect, monkeypatch: pytest.MonkeyPatch
 ) -> None:
