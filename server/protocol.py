@@ -514,6 +514,38 @@ _any_request_decoder = msgspec.json.Decoder(ClientMessage)
 _encoder = msgspec.json.Encoder()
 
 
+MAX_NESTING = 64
+"""How deep a request's arrays and objects may nest (ours nest three deep). A deeper frame is refused before
+any parser reads it: msgspec and json recurse once a level, a frame of 4 KiB holds 2,000 levels, and near
+Python's recursion limit whatever else runs (a garbage collection's callbacks, the hook that reports their
+failure) fails for want of stack, as one run of ``plyarena bench fuzz`` showed (2026-11-25)."""
+
+
+def _too_deep(data: bytes) -> bool:
+    """Whether ``data`` nests arrays and objects more than :data:`MAX_NESTING` deep, brackets within
+    strings aside. Few frames hold that many brackets at all, and only those are scanned."""
+    if data.count(b"[") + data.count(b"{") <= MAX_NESTING:
+        return False
+    depth, in_string, escaped = 0, False, False
+    for byte in data:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte == 0x5B or byte == 0x7B:  # [ {
+            depth += 1
+            if depth > MAX_NESTING:
+                return True
+        elif byte == 0x5D or byte == 0x7D:  # ] }
+            depth -= 1
+    return False
+
+
 def decode_request(frame: bytes | str, max_bytes: int, *, binary: bool = False) -> Request:
     """The request in ``frame`` (which came in a binary WebSocket frame if ``binary``); raises
     :class:`UndecodableRequest` saying what is wrong."""
@@ -524,6 +556,9 @@ def decode_request(frame: bytes | str, max_bytes: int, *, binary: bool = False) 
     if binary:
         message = "requests are JSON text in text frames: a binary frame is not read"
         raise UndecodableRequest(ErrorCode.BINARY_FRAME, message, peek_request_id(data, len(data)))
+    if _too_deep(data):
+        message = f"not a request: arrays and objects nested more than {MAX_NESTING} deep"
+        raise UndecodableRequest(ErrorCode.BAD_JSON, message, None)
     try:  # a good request in one pass; only a bad one is read again, step by step, to say what is wrong
         return _any_request_decoder.decode(data)
     except _UNREADABLE:
@@ -559,7 +594,7 @@ def peek_request_id(frame: bytes | str, max_bytes: int) -> RequestId:
     """The ``id`` of a request that will not be decoded (e.g. rate-limited), if it is easy to read; also
     from a frame that is a whole JSON object with more after it (``{...} xyz``), which msgspec, reading
     whole documents only, refuses, though it says where the object ended."""
-    if len(frame) > max_bytes:
+    if len(frame) > max_bytes or _too_deep(frame.encode() if isinstance(frame, str) else frame):
         return None
     try:
         return _id_decoder.decode(frame).id

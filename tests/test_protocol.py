@@ -293,3 +293,41 @@ def test_every_move_a_game_can_name_passes_as_a_pv_entry(game: str) -> None:
         request = decode(move_with_pv(pv))
         assert isinstance(request, protocol.PlayMove) and request.engine is not None
         assert request.engine.pv == pv
+
+
+def _nested(levels: int) -> bytes:
+    return (
+        b'{"type": "move", "id": 7, "match_id": "m", "ply": 0, "move": '
+        + b"[" * levels
+        + b"]" * levels
+        + b"}"
+    )
+
+
+def test_nesting_past_the_limit_is_refused_before_any_parser_reads_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A parser recurses once a level; near Python's recursion limit anything else that runs then (a
+    garbage collection's callbacks) fails for want of stack. So the depth is counted first."""
+    within = refusal(_nested(protocol.MAX_NESTING - 1))  # (the object itself is the first level)
+    assert within.code == ErrorCode.BAD_FIELD, "read, and refused for what the field holds"
+
+    def parser(*args: object, **kwargs: object) -> object:
+        raise AssertionError("a parser read a frame nested too deep")
+
+    monkeypatch.setattr(protocol, "_any_request_decoder", parser)
+    monkeypatch.setattr(protocol, "_id_decoder", parser)
+    monkeypatch.setattr(protocol.json, "loads", parser)
+    for levels in (protocol.MAX_NESTING, 1900):
+        error = refusal(_nested(levels))
+        assert (error.code, error.request_id) == (ErrorCode.BAD_JSON, None)
+        assert (
+            error.message == f"not a request: arrays and objects nested more than {protocol.MAX_NESTING} deep"
+        )
+        assert protocol.peek_request_id(_nested(levels), LIMIT) is None
+
+
+def test_brackets_within_strings_are_no_nesting() -> None:
+    text = '[{"\\"[' * 20
+    chat = decode({"type": "chat", "id": 1, "match_id": "m", "text": text})
+    assert isinstance(chat, protocol.SendChat) and chat.text == text
