@@ -39,7 +39,7 @@ class Inbox(SpreadPings):
         super().__init__(*args, **kwargs)
         self._messages: deque[tuple[Opcode | None, bytes]] | None = None
         """Whole messages, opcode and data; ``None`` for a message of too many fragments. Made when one
-        comes and dropped when the handler has them all: an empty deque holds some 600 bytes, and most
+        comes and dropped when the handler has them all: an empty deque holds 760 bytes, and most
         connections wait with none."""
         self._fragments: list[Frame] | None = None
         """The frames of a fragmented message so far."""
