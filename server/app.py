@@ -24,7 +24,6 @@ from urllib.parse import urlsplit
 
 from websockets.asyncio.server import Server as WebSocketServer
 from websockets.asyncio.server import ServerConnection, serve
-from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
 
 from games import GAMES
@@ -228,12 +227,9 @@ class Server:
         self.metrics.connections += 1
         self.metrics.connections_total += 1
         try:
-            while True:
-                # A text frame comes as str, its UTF-8 checked: text that is not UTF-8 fails the
-                # connection (close code 1007), as RFC 6455 requires. A binary frame comes as bytes.
-                await self._receive(connection, await websocket.next_message())
-        except ConnectionClosed:
-            pass
+            # A text frame comes as str, its UTF-8 checked: text that is not UTF-8 fails the connection
+            # (close code 1007), as RFC 6455 requires. A binary frame comes as bytes.
+            await websocket.serve_messages(partial(self._receive, connection))
         finally:
             self.metrics.connections -= 1
             self.quota.disconnected(address)

@@ -1,49 +1,63 @@
-"""A connection's messages handed to its handler from a plain queue, not through websockets' ``recv``.
+"""A connection's messages handed to a handler one at a time, each in a task of its own, not read with
+websockets' ``recv``.
 
 websockets' ``recv`` makes three coroutines and a future for every message
 (``Connection.recv``, ``Assembler.get``, ``SimpleQueue.get``), and a connection
-waiting for its next message holds all four. With 10,000 connections, most of
-them waiting at any moment, these were most of the young objects that each of
-the garbage collector's passes visited (docs/performance.md, "Where the time
-goes"). Here a whole message goes from the protocol straight into a deque, and
-:meth:`Inbox.next_message` waits on one future only while the deque is empty.
+waiting for its next message holds all four. A loop that awaits a message of
+its own making still holds a coroutine, a future and what awaiting it takes
+(four objects) for as long as the connection is quiet, about a second for a
+player between moves. The garbage collector's young and middle passes visit
+everything that lives that long, twice, and with 10,000 connections these were
+half of what they visited (docs/performance.md, 2026-11-25). So a quiet
+connection here holds nothing for its next message: a whole message goes from
+the protocol into a deque, and :meth:`Inbox.serve_messages` starts a task that
+handles it, the next one once that task is done.
 
 What ``recv`` guarantees stays: messages in order, fragments put together, a
 text message decoded as UTF-8 or the connection failed (1007), reading paused
 while ``max_queue`` messages wait and resumed once few are left, the messages
-that came before the close handed over before :exc:`ConnectionClosed`.
+that came before the close handled before the handler returns.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
-from typing import Any, NoReturn
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from websockets.asyncio.messages import MAX_FRAGMENTS
+from websockets.exceptions import ConnectionClosed
 from websockets.frames import BINARY, CONT, DATA_OPCODES, TEXT, CloseCode, Frame, Opcode
 from websockets.protocol import Event
 
 from server.keepalive import SpreadPings
+
+Handler = Callable[[str | bytes], Coroutine[Any, Any, None]]
+"""What handles one message: ``str`` from a text frame, ``bytes`` from a binary one."""
 
 _OVERFLOWED: list[Frame] = []
 """In place of the fragments of a message that had too many."""
 
 
 class Inbox(SpreadPings):
-    """A server connection whose handler reads with :meth:`next_message`, never ``recv``."""
+    """A server connection whose handler hands its messages to :meth:`serve_messages`, never ``recv``."""
 
-    __slots__ = ("_fragments", "_messages", "_paused", "_waiter")
+    __slots__ = ("_busy", "_fragments", "_handle", "_messages", "_paused", "_served")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._messages: deque[tuple[Opcode | None, bytes]] | None = None
         """Whole messages, opcode and data; ``None`` for a message of too many fragments. Made when one
-        comes and dropped when the handler has them all: an empty deque holds 760 bytes, and most
+        comes and dropped when the last is handed over: an empty deque holds 760 bytes, and most
         connections wait with none."""
         self._fragments: list[Frame] | None = None
         """The frames of a fragmented message so far."""
-        self._waiter: asyncio.Future[None] | None = None
+        self._handle: Handler | None = None
+        self._busy: asyncio.Task[None] | None = None
+        """The task handling a message, while one does: the next waits for it."""
+        self._served: asyncio.Future[None] | None = None
         self._paused = False
 
     def process_event(self, event: Event) -> None:
@@ -76,57 +90,77 @@ class Inbox(SpreadPings):
         if messages is None:
             messages = self._messages = deque()
         messages.append(message)
-        high = self.max_queue_high
-        if high is not None and len(messages) > high and not self._paused:
+        if self._busy is None and self._handle is not None:
+            self._handle_next()
+        elif (high := self.max_queue_high) is not None and len(messages) > high and not self._paused:
             self._paused = True
             self.transport.pause_reading()
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
 
-    def connection_lost(self, exc: Exception | None) -> None:
-        super().connection_lost(exc)
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+    def serve_messages(self, handle: Handler) -> asyncio.Future[None]:
+        """Hand every message to ``handle``, one at a time and in order, each in a task of its own.
 
-    async def next_message(self) -> str | bytes:
-        """The next message: ``str`` from a text frame, ``bytes`` from a binary one.
-
-        Raises :exc:`~websockets.exceptions.ConnectionClosed` once the connection is closed and every
-        message that came before is handed over.
+        The future is done once the connection is closed and every message that came before the close
+        is handled. (A plain future, not a coroutine: a quiet connection then holds as little as it
+        did waiting in ``next_message``.)
         """
-        while (messages := self._messages) is None:
-            if self.connection_lost_waiter.done():
-                raise self.close_exc
-            waiter = self._waiter = self.loop.create_future()
-            try:
-                await waiter
-            finally:
-                self._waiter = None
+        self._handle = handle
+        served = self._served = self.loop.create_future()
+        self.connection_lost_waiter.add_done_callback(self._closed)
+        if self._messages is not None:  # (some came before the handler began)
+            self._handle_next()
+        return served
+
+    def _closed(self, _: asyncio.Future[None]) -> None:
+        if self._busy is None:  # (else the task in hand, and any after it, are handled first)
+            self._done_serving()
+
+    def _done_serving(self) -> None:
+        served = self._served
+        if served is not None and not served.done():
+            served.set_result(None)
+
+    def _handle_next(self) -> None:
+        """Start the task for the first waiting message."""
+        messages = self._messages
+        assert messages is not None and self._handle is not None
         opcode, data = messages.popleft()
         if not messages:
             self._messages = None
         if self._paused and len(messages) <= self._resume_below:
             self._paused = False
             self.transport.resume_reading()
+        work: Coroutine[Any, Any, None]
         if opcode is BINARY:
-            return data
-        if opcode is TEXT:
+            work = self._handle(data)
+        elif opcode is TEXT:
             try:
-                return data.decode()
+                text = data.decode()
             except UnicodeDecodeError as error:
-                await self._fail(CloseCode.INVALID_DATA, f"{error.reason} at position {error.start}", error)
-        await self._fail(CloseCode.MESSAGE_TOO_BIG, "too many fragments", None)
+                work = self._fail(CloseCode.INVALID_DATA, f"{error.reason} at position {error.start}", error)
+            else:
+                work = self._handle(text)
+        else:
+            work = self._fail(CloseCode.MESSAGE_TOO_BIG, "too many fragments", None)
+        busy = self._busy = self.loop.create_task(work)
+        busy.add_done_callback(self._handled)
 
-    async def _fail(self, code: CloseCode, reason: str, error: Exception | None) -> NoReturn:
-        """Fail the connection as ``recv`` does, then raise its :exc:`ConnectionClosed`."""
+    def _handled(self, task: asyncio.Task[None]) -> None:
+        self._busy = None
+        if not task.cancelled() and (error := task.exception()) is not None:
+            self.logger.error("handling a message failed", exc_info=error)
+        if self._messages is not None:
+            self._handle_next()
+        elif self.connection_lost_waiter.done():
+            self._done_serving()
+
+    async def _fail(self, code: CloseCode, reason: str, error: Exception | None) -> None:
+        """Fail the connection as ``recv`` does; what waits to be handled is dropped."""
+        self._messages = None
         if error is not None:
             self.set_connection_exc(error)
-        async with self.send_context():
-            self.protocol.fail(code, reason)
-        await asyncio.shield(self.connection_lost_waiter)
-        raise self.close_exc
+        with contextlib.suppress(ConnectionClosed):  # (closed meanwhile: nothing left to fail)
+            async with self.send_context():
+                self.protocol.fail(code, reason)
 
     @property
     def _resume_below(self) -> int:

@@ -1,44 +1,61 @@
-"""Messages read with ``Inbox.next_message`` (server/inbox.py) keep what websockets' ``recv`` promises, on a
-real websockets server."""
+"""Messages handed over by ``Inbox.serve_messages`` (server/inbox.py) keep what websockets' ``recv``
+promises, on a real websockets server: in order, whole, checked, with reading paused while they pile up,
+and those that came before the close handled before the handler returns. One at a time, too: the next
+waits for the task handling the last."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.messages import MAX_FRAGMENTS
 from websockets.asyncio.server import ServerConnection, serve
-from websockets.exceptions import ConnectionClosed
 from websockets.frames import CloseCode
 
 from server.inbox import Inbox
 
 
 class Reader:
-    """A server whose handler reads every message of its one connection with ``next_message``."""
+    """A server that hands every message of its one connection to :meth:`handle` with ``serve_messages``."""
 
     def __init__(self) -> None:
         self.messages: list[str | bytes] = []
-        self.closed: ConnectionClosed | None = None
         self.connection: Inbox | None = None
         self.go = asyncio.Event()
-        """Set to let the handler read: until then, messages pile up."""
+        """Set to let messages be handled: until then, the first waits and the rest pile up."""
         self.go.set()
         self.done = asyncio.Event()
+        self.handling = 0
+        self.most_at_once = 0
+
+    async def handle(self, message: str | bytes) -> None:
+        self.handling += 1
+        self.most_at_once = max(self.most_at_once, self.handling)
+        try:
+            await self.go.wait()
+            await asyncio.sleep(0)  # (a handler that waits: the next message must still wait for it)
+            if message == "boom":
+                raise RuntimeError("a handler that fails")
+            self.messages.append(message)
+        finally:
+            self.handling -= 1
 
     async def handler(self, websocket: ServerConnection) -> None:
         assert isinstance(websocket, Inbox)
         self.connection = websocket
         try:
-            while True:
-                await self.go.wait()
-                self.messages.append(await websocket.next_message())
-        except ConnectionClosed as closed:
-            self.closed = closed
+            await websocket.serve_messages(self.handle)
         finally:
             self.done.set()
+
+    @property
+    def close_code(self) -> int | None:
+        assert self.connection is not None
+        return self.connection.close_code
 
 
 @asynccontextmanager
@@ -56,8 +73,8 @@ async def test_messages_come_in_order_text_as_str_binary_as_bytes_then_the_close
             await client.send(message)
     await asyncio.wait_for(reader.done.wait(), 5)
     assert reader.messages == ["one", b"\x00two", "thr\u00e9e"]
-    assert reader.closed is not None and reader.closed.rcvd is not None
-    assert reader.closed.rcvd.code == CloseCode.NORMAL_CLOSURE
+    assert reader.close_code == CloseCode.NORMAL_CLOSURE
+    assert reader.most_at_once == 1
 
 
 async def test_a_fragmented_message_comes_whole() -> None:
@@ -109,3 +126,32 @@ async def test_reading_pauses_while_messages_pile_up_and_resumes_once_they_are_r
                 await asyncio.sleep(0.01)
         assert connection.transport.is_reading(), "resumed"
     assert reader.messages == [*(f"m{index}" for index in range(20)), "last"]
+
+
+async def test_the_messages_before_the_close_are_handled_before_the_handler_returns() -> None:
+    reader = Reader()
+    reader.go.clear()
+    async with reading(reader) as client:
+        for index in range(5):
+            await client.send(f"m{index}")
+        await client.close()
+        await asyncio.sleep(0.2)
+        assert reader.close_code == CloseCode.NORMAL_CLOSURE
+        assert not reader.done.is_set(), "the handler waits for the messages that came before the close"
+        reader.go.set()
+        await asyncio.wait_for(reader.done.wait(), 5)
+    assert reader.messages == [f"m{index}" for index in range(5)]
+    assert reader.most_at_once == 1
+
+
+async def test_a_handler_that_fails_is_logged_and_the_next_message_is_handled(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    reader = Reader()
+    with caplog.at_level(logging.ERROR):
+        async with reading(reader) as client:
+            for message in ("before", "boom", "after"):
+                await client.send(message)
+        await asyncio.wait_for(reader.done.wait(), 5)
+    assert reader.messages == ["before", "after"]
+    assert any("handling a message failed" in record.getMessage() for record in caplog.records)
