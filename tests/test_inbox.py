@@ -16,7 +16,7 @@ from websockets.asyncio.messages import MAX_FRAGMENTS
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.frames import CloseCode
 
-from server.inbox import Inbox
+from server.inbox import Inbox, KeptLists
 
 
 class Reader:
@@ -155,3 +155,26 @@ async def test_a_handler_that_fails_is_logged_and_the_next_message_is_handled(
         await asyncio.wait_for(reader.done.wait(), 5)
     assert reader.messages == ["before", "after"]
     assert any("handling a message failed" in record.getMessage() for record in caplog.records)
+
+
+async def test_the_protocol_keeps_its_two_lists_for_good() -> None:
+    reader = Reader()
+    async with reading(reader) as client:
+        await client.send("one")
+        async with asyncio.timeout(5):
+            while not reader.messages:
+                await asyncio.sleep(0.01)
+        connection = reader.connection
+        assert connection is not None
+        protocol = connection.protocol
+        assert isinstance(protocol, KeptLists)
+        events, writes = protocol.events, protocol.writes
+        await client.send("two")
+        await connection.send("an answer")
+        assert await client.recv() == "an answer"
+        async with asyncio.timeout(5):
+            while len(reader.messages) < 2:
+                await asyncio.sleep(0.01)
+        assert protocol.events is events and protocol.writes is writes
+        assert events == [] and writes == []
+    assert reader.messages == ["one", "two"]
