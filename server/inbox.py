@@ -127,8 +127,8 @@ class Inbox(SpreadPings):
         """Hand every message to ``handle``, one at a time and in order, each in a task of its own.
 
         The future is done once the connection is closed and every message that came before the close
-        is handled. (A plain future, not a coroutine: a quiet connection then holds as little as it
-        did waiting in ``next_message``.)
+        is handled. (A future, not a coroutine: a coroutine waiting for the close would hold its frame,
+        and what it awaits, for as long as the connection lasts.)
         """
         self._handle = handle
         served = self._served = self.loop.create_future()
