@@ -168,17 +168,22 @@ class Inbox(SpreadPings):
                 work = self._handle(text)
         else:
             work = self._fail(CloseCode.MESSAGE_TOO_BIG, "too many fragments", None)
-        busy = self._busy = self.loop.create_task(work)
-        busy.add_done_callback(self._handled)
+        self._busy = self.loop.create_task(self._handling(work))
 
-    def _handled(self, task: asyncio.Task[None]) -> None:
-        self._busy = None
-        if not task.cancelled() and (error := task.exception()) is not None:
-            self.logger.error("handling a message failed", exc_info=error)
-        if self._messages is not None:
-            self._handle_next()
-        elif self.connection_lost_waiter.done():
-            self._done_serving()
+    async def _handling(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work``, then start on the next message. (Not a done callback: the loop would make a
+        handle and its arguments for each, and a commit that answers thousands of moves at once leaves
+        thousands of them waiting for their turn, which the young collections then visit.)"""
+        try:
+            await work
+        except Exception:
+            self.logger.error("handling a message failed", exc_info=True)
+        finally:
+            self._busy = None
+            if self._messages is not None:
+                self._handle_next()
+            elif self.connection_lost_waiter.done():
+                self._done_serving()
 
     async def _fail(self, code: CloseCode, reason: str, error: Exception | None) -> None:
         """Fail the connection as ``recv`` does; what waits to be handled is dropped."""
