@@ -12,7 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from websockets.asyncio.server import ServerConnection, broadcast
+from websockets.asyncio.server import ServerConnection
+from websockets.protocol import OPEN
 
 from server.protocol import ServerMessage, encode
 from server.storage.records import PlayerRecord
@@ -85,7 +86,16 @@ class Connection:
                 )
                 transport.abort()
             return
-        broadcast([self.websocket], data, text=True)
+        # What ``websockets.broadcast`` does for one connection, without its list, its type checks and
+        # its method looked up by name: two of these a move.
+        websocket = self.websocket
+        if websocket.protocol.state is not OPEN:  # (closing: nothing more may be sent)
+            return
+        try:
+            websocket.protocol.send_text(data)
+            websocket.send_data()
+        except Exception as error:  # (as broadcast: one connection's failure is not the sender's)
+            log.warning("skipped a message to %s: %s", websocket.remote_address, error)
 
     def __repr__(self) -> str:
         return f"<Connection {self.websocket.id} player={self.player_id}>"

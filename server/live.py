@@ -67,6 +67,7 @@ from server.protocol import (
     Moved,
     PlayerInfo,
     RequestId,
+    as_reply,
     encode,
 )
 from server.storage import (
@@ -690,7 +691,7 @@ class MatchHost:
             self.outbox.put(topic, data)
             if requester is not None:
                 if index == 0:
-                    requester.push(encode(msgspec.structs.replace(event, id=request_id)))
+                    requester.push(as_reply(data, request_id))
                 elif requester in live.watchers:
                     requester.push(data)
 

@@ -669,6 +669,19 @@ def encode(message: ServerMessage | LobbyEntry) -> bytes:
     return _encoder.encode(message)
 
 
+def as_reply(data: bytes, request_id: RequestId) -> bytes:
+    """``data``, a server message encoded without an id, as the reply to request ``request_id``.
+
+    The id goes where :func:`encode` puts it, right after the type (``tests/test_protocol.py`` holds
+    the two to the same bytes): the mover's copy of a ``moved`` is the one everyone else gets, its
+    board and legal moves not encoded a second time.
+    """
+    if request_id is None:
+        return data
+    cut = data.index(b",") + 1  # (after ``{"type":"...",``: no type has a comma)
+    return b"".join((data[:cut], b'"id":', _encoder.encode(request_id), b",", data[cut:]))
+
+
 def error_message(code: ErrorCode, message: str, request_id: RequestId) -> Error:
     return Error(code=code, message=message, id=request_id)
 

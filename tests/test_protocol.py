@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import random
 
+import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from games import GAMES
 from server import protocol
@@ -331,3 +334,38 @@ def test_brackets_within_strings_are_no_nesting() -> None:
     text = '[{"\\"[' * 20
     chat = decode({"type": "chat", "id": 1, "match_id": "m", "text": text})
     assert isinstance(chat, protocol.SendChat) and chat.text == text
+
+
+_EVENTS = (
+    protocol.Moved(
+        match_id="m1",
+        seq=3,
+        ply=2,
+        seat=0,
+        move="d",
+        think_ms=5,
+        clocks_ms=[1, 2],
+        board=["...."],
+        legal=["a"],
+    ),
+    protocol.ChatLine(match_id="m,2", seq=9, seat=1, name='"a", b', text='{"type":"x","id":1}, ,'),
+    protocol.Ended(match_id="m3", seq=40, status="finished", winner=None, reason="draw", clocks_ms=None),
+)
+
+
+@given(
+    st.sampled_from(_EVENTS),
+    st.one_of(
+        st.none(),
+        st.integers(-(2**53), 2**53),
+        st.text(st.characters(blacklist_categories=("Cs",)), max_size=protocol.MAX_ID_LENGTH),
+    ),
+)
+def test_a_reply_spliced_from_the_broadcast_copy_is_the_reply_encoded_whole(
+    event: protocol.MatchEvent, request_id: protocol.RequestId
+) -> None:
+    """The mover's copy of an event is made from everyone's by putting the id in: the same bytes as
+    encoding the event with its id."""
+    whole = encode(msgspec.structs.replace(event, id=request_id))
+    assert protocol.as_reply(encode(event), request_id) == whole
+    assert msgspec.json.decode(whole)["type"] == msgspec.json.decode(encode(event))["type"]

@@ -85,8 +85,10 @@ class UTCDateTime(TypeDecorator[datetime]):
         def naive_utc_text(value: datetime | None) -> str | None:
             if value is None:
                 return None
+            if value.tzinfo is not UTC:  # (the server's own timestamps are: no conversion to call)
+                value = _in_utc(value)
             # In UTC the text ends "+00:00"; cutting it off is cheaper than a naive copy to format.
-            return _in_utc(value).isoformat(" ", "microseconds")[:-6]
+            return value.isoformat(" ", "microseconds")[:-6]
 
         return naive_utc_text
 
