@@ -927,7 +927,7 @@ def _replay_stored_move(match: Match, stored: MoveRecord, now: float) -> Step:
         after = msgspec.structs.replace(
             after, clock=clock if after.is_over else clock.start(after.position.turn, now)
         )
-        clocks = list(remaining)
+        clocks = remaining
     events = tuple(
         msgspec.structs.replace(event, clocks_ms=clocks, think_ms=stored.think_ms)
         if isinstance(event, Moved)

@@ -232,8 +232,8 @@ class Match(msgspec.Struct, frozen=True, gc=False):
                 return seat
         return None
 
-    def clocks_ms(self, now: float) -> list[int] | None:
-        return None if self.clock is None else list(self.clock.remaining(now))
+    def clocks_ms(self, now: float) -> tuple[int, int] | None:
+        return None if self.clock is None else self.clock.remaining(now)
 
     def deadline(self) -> float | None:
         """The next time :meth:`tick` has something to decide (a flag, an expired grace), if any."""
@@ -272,8 +272,8 @@ class Match(msgspec.Struct, frozen=True, gc=False):
             rematch_agreed=self.rematch_agreed_id is not None,
             result=self.result,
             you=self.seat_of(viewer) if viewer else None,
-            board=list(self.position.grid()),
-            legal=self.position.legal_notation() if live else [],
+            board=self.position.grid(),
+            legal=tuple(self.position.legal_notation()) if live else (),
             chat=list(self.chat_lines),
             rematch_id=self.rematch_id,
         )
@@ -313,8 +313,8 @@ class Match(msgspec.Struct, frozen=True, gc=False):
                     seq=0,
                     clocks_ms=match.clocks_ms(now),
                     turn=position.turn,
-                    board=list(position.grid()),
-                    legal=position.legal_notation(),
+                    board=position.grid(),
+                    legal=tuple(position.legal_notation()),
                 )
             )
             effects.append(SaveStart())
@@ -368,16 +368,14 @@ class Match(msgspec.Struct, frozen=True, gc=False):
             move=notation,
             think_ms=think_ms,
             clocks_ms=clocks,
-            board=list(after.grid()),
-            legal=after.legal_notation(),
+            board=after.grid(),
+            legal=tuple(after.legal_notation()),
             # A bot's search is kept from everyone until the game is over: its opponent would read the
             # bot's plan (stored with the move, it is in the record once the match is over).
             engine=engine if outcome is not None else None,
         )
         finish = None if outcome is None else Finish(FINISHED, outcome.winner, outcome.reason)
-        saved = SaveMove(
-            ply, seat, notation, think_ms, (clocks[0], clocks[1]) if clocks else None, engine, finish
-        )
+        saved = SaveMove(ply, seat, notation, think_ms, clocks, engine, finish)
         if finish is None:
             return match._step((moved,), (saved,))
         match, ended = match._end(finish, now)

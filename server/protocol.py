@@ -359,7 +359,7 @@ class MatchState(ServerMessage, tag="match.state", kw_only=True):
     moves: list[str]
     turn: SeatNumber | None
     """The seat to move, ``null`` unless the match is live."""
-    clocks_ms: list[int] | None
+    clocks_ms: tuple[int, int] | None
     """Both seats' remaining times now; ``null`` when untimed."""
     clock_running: SeatNumber | None
     connected: list[bool]
@@ -372,9 +372,9 @@ class MatchState(ServerMessage, tag="match.state", kw_only=True):
     result: MatchResult | None
     you: SeatNumber | None
     """Your seat in this match, ``null`` for a spectator."""
-    board: list[str]
+    board: tuple[str, ...]
     """The position as rows of characters (see :meth:`games.base.Position.grid`)."""
-    legal: list[str]
+    legal: tuple[str, ...]
     """The legal moves of the side to move, in notation; empty unless the match is live."""
     chat: list[ChatLine]
     """The match's last chat lines, oldest first, as their ``chat`` events were."""
@@ -395,11 +395,11 @@ class Seated(MatchEvent, tag="seated", kw_only=True):
 
 
 class Started(MatchEvent, tag="started", kw_only=True):
-    clocks_ms: list[int] | None
+    clocks_ms: tuple[int, int] | None
     turn: SeatNumber
     """The seat to move first: whoever it is, the position below needs no rules to draw."""
-    board: list[str]
-    legal: list[str]
+    board: tuple[str, ...]
+    legal: tuple[str, ...]
 
 
 class Moved(MatchEvent, tag="moved", kw_only=True):
@@ -408,11 +408,11 @@ class Moved(MatchEvent, tag="moved", kw_only=True):
     seat: SeatNumber
     move: str
     think_ms: int
-    clocks_ms: list[int] | None
+    clocks_ms: tuple[int, int] | None
     """Both remaining times right after the move, increment included."""
-    board: list[str]
+    board: tuple[str, ...]
     """The position after the move (see :meth:`games.base.Position.grid`)."""
-    legal: list[str]
+    legal: tuple[str, ...]
     """The legal moves that answer it, in notation; empty when the move ends the game."""
     engine: EngineInfo | None = None
 
@@ -458,7 +458,7 @@ class Ended(MatchEvent, tag="ended", kw_only=True):
     status: str
     winner: SeatNumber | None
     reason: str
-    clocks_ms: list[int] | None
+    clocks_ms: tuple[int, int] | None
 
 
 AnyMatchEvent: TypeAlias = (
@@ -484,7 +484,7 @@ class MatchCatchup(ServerMessage, tag="match.catchup", kw_only=True):
     log: str
     seq: int
     events: list[AnyMatchEvent]
-    clocks_ms: list[int] | None
+    clocks_ms: tuple[int, int] | None
     """Both remaining times now (the missed events carry the times as they were then); always sent,
     ``null`` when untimed, like every field without a default."""
     clock_running: SeatNumber | None

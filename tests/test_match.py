@@ -154,9 +154,9 @@ def test_clocks_charge_the_mover_and_add_the_increment() -> None:
     (moved,) = step.events
     assert isinstance(moved, protocol.Moved)
     assert moved.think_ms == 10_000
-    assert moved.clocks_ms == [52_000, 60_000]
+    assert moved.clocks_ms == (52_000, 60_000)
     step = step.match.move(BOB.id, 1, "b2", None, now=13.5)
-    assert step.events[0].clocks_ms == [52_000, 58_500]  # type: ignore[attr-defined]
+    assert step.events[0].clocks_ms == (52_000, 58_500)  # type: ignore[attr-defined]
 
 
 def test_a_move_after_weeks_on_an_untimed_match_is_stored_as_thought_over_for_the_longest_it_can_be() -> None:
@@ -174,7 +174,7 @@ def test_a_flag_falls_at_the_deadline_and_the_late_move_is_refused() -> None:
     step = match.tick(now=2.0)
     assert step.effects == (SaveFinish(Finish("finished", 1, "seat 0 ran out of time")),)
     (ended,) = step.events
-    assert isinstance(ended, protocol.Ended) and ended.winner == 1 and ended.clocks_ms == [0, 2_000]
+    assert isinstance(ended, protocol.Ended) and ended.winner == 1 and ended.clocks_ms == (0, 2_000)
     assert step.match.deadline() is None
 
 
@@ -391,7 +391,7 @@ def test_restore_replays_moves_and_resumes_clocks_without_charging_downtime() ->
     )
     match = Match.restore(record, get_game("tictactoe"), GRACE_S, now=1000.0)
     assert match.moves == ("a1", "b2") and match.position.turn == 0 and match.status == "live"
-    assert match.clocks_ms(now=1004.0) == [46_000, 57_000]
+    assert match.clocks_ms(now=1004.0) == (46_000, 57_000)
     assert match.connected == (False, False)
     assert match.deadline() == pytest.approx(1000.0 + GRACE_S)
     assert match.seats == (ALICE, BOB)
@@ -438,7 +438,7 @@ def test_a_restored_open_match_has_no_clocks_until_it_starts() -> None:
     with refused(ErrorCode.NOT_ALLOWED):  # its creator starts away, as every seated player after a restart
         match.join(BOB, 1, now=1001.0)
     started = match.connect(ALICE.id, now=1001.0).match.join(BOB, 1, now=1001.0).match
-    assert started.status == "live" and started.clocks_ms(now=1001.0) == [60_000, 60_000]
+    assert started.status == "live" and started.clocks_ms(now=1001.0) == (60_000, 60_000)
 
 
 def test_state_tells_each_viewer_their_seat() -> None:
