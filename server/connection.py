@@ -8,6 +8,7 @@ never hold up a match. A reader that lets too much pile up is closed instead.
 from __future__ import annotations
 
 import logging
+import struct
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -86,19 +87,36 @@ class Connection:
                 )
                 transport.abort()
             return
-        # What ``websockets.broadcast`` does for one connection, without its list, its type checks and
-        # its method looked up by name: two of these a move.
         websocket = self.websocket
         if websocket.protocol.state is not OPEN:  # (closing: nothing more may be sent)
             return
         try:
-            websocket.protocol.send_text(data)
-            websocket.send_data()
+            transport.write(text_frame(data))
         except Exception as error:  # (as broadcast: one connection's failure is not the sender's)
             log.warning("skipped a message to %s: %s", websocket.remote_address, error)
 
     def __repr__(self) -> str:
         return f"<Connection {self.websocket.id} player={self.player_id}>"
+
+
+_LENGTH_16 = struct.Struct("!BBH")
+_LENGTH_64 = struct.Struct("!BBQ")
+
+
+def text_frame(data: bytes) -> bytes:
+    """``data`` as one whole, unmasked text frame (RFC 6455, 5.2): what a server sends.
+
+    The bytes websockets' ``Frame.serialize`` makes (``tests/test_connection.py`` holds the two to the
+    same), without the frame object, its checks, its buffer and the protocol's list of writes that
+    sending through websockets goes through: two of these a move, on a server that compresses nothing
+    (``compression=None``) and never sends a message in fragments.
+    """
+    length = len(data)
+    if length < 126:
+        return bytes((0x81, length)) + data
+    if length < 65536:
+        return _LENGTH_16.pack(0x81, 126, length) + data
+    return _LENGTH_64.pack(0x81, 127, length) + data
 
 
 def push_to(connections: Iterable[Connection], data: bytes) -> None:
