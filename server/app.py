@@ -30,7 +30,7 @@ from games import GAMES
 from server import protocol
 from server.addresses import AddressQuota, Allowance, CountedConnection, parse_networks
 from server.bot_catalog import BotCatalog
-from server.bus import EventBus, bus_from_url
+from server.bus import EventBus, MqttBus, bus_from_url
 from server.clock import TimeControl, describe
 from server.config import ServerConfig
 from server.connection import Connection, TokenBucket
@@ -41,7 +41,6 @@ from server.live import Intent, MatchHost, new_id, player_info, storage_failure
 from server.lobby import TOPIC_ROOT, Lobby
 from server.match import Match
 from server.metrics import Metrics, measure_loop_lag
-from server.outbox import Outbox
 from server.protocol import Request, UndecodableRequest
 from server.storage import DatabaseOpenError, InstanceTakenError, StorageError, Store
 from server.storage.engine import database_url
@@ -76,9 +75,12 @@ class Server:
         self.now = now
         self.rng = rng or random.SystemRandom()
         self.metrics = Metrics()
-        self.outbox = Outbox(bus, self.metrics)
-        self.lobby = Lobby(config.instance_id, self.outbox.put)
-        self.host = MatchHost(config, store, self.lobby, self.outbox, self.metrics, now, lambda: self.ws_url)
+        if isinstance(bus, MqttBus):
+            self.metrics.bus_dropped = lambda: bus.stats.dropped_publishes
+        self.lobby = Lobby(config.instance_id, bus.publish_nowait)
+        self.host = MatchHost(
+            config, store, self.lobby, bus.publish_nowait, self.metrics, now, lambda: self.ws_url
+        )
         self.bot_catalog = BotCatalog()
         self.quota = AddressQuota(
             config.max_connections_per_address,
@@ -156,7 +158,6 @@ class Server:
             self.config = replace(self.config, port=port)
             self.host.config = self.config
         self.http.allowed_origins = self._allowed_origins()
-        self.outbox.start()
         restored = await self.host.restore()
         if restored:
             log.info("restored %d matches hosted by %s", restored, self.config.instance_id)
@@ -169,8 +170,9 @@ class Server:
         await self._websockets.start_serving()
 
     async def close(self) -> None:
-        """Stop accepting, close connections (code 1001), and let queued events reach the bus; unless
-        another server took this instance, and speaks for it on the bus now: then say nothing there."""
+        """Stop accepting and close connections (code 1001); the bus, closed after, sends what waits for
+        its broker. Unless another server took this instance, and speaks for it on the bus now: then
+        say nothing there."""
         if self.store.claim_lost.is_set():
             self.bus.disown()  # (withdrawn entries and an offline status would be the other server's)
         if self._websockets is not None:
@@ -184,8 +186,6 @@ class Server:
             if task is not None:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
-        await self.outbox.flush(timeout=2.0)
-        await self.outbox.close()
 
     async def _follow_bus_lobby(self) -> None:
         try:

@@ -56,6 +56,12 @@ DEFAULT_MAX_PENDING = 10_000  # publishes kept while the broker is unreachable
 MAX_TOPIC_BYTES = 65_535
 
 
+class Publish(Protocol):
+    """:meth:`EventBus.publish_nowait`, as what publishes is handed it."""
+
+    def __call__(self, topic: str, payload: bytes, retain: bool = False, /) -> None: ...
+
+
 class EventBus(Protocol):
     """What the server needs from an event bus; see the module docstring for the semantics."""
 
@@ -67,7 +73,12 @@ class EventBus(Protocol):
         """Publish nothing more for this instance, not even that it goes offline: for a server that lost
         its instance to another server, which speaks for it now (its lobby entries, its status)."""
 
-    async def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> None: ...
+    def publish_nowait(self, topic: str, payload: bytes, retain: bool = False) -> None:
+        """Publish without ever waiting: delivered to this process's subscribers at once, queued for the
+        broker (bounded: see :class:`MqttBus`). Raises ``ValueError`` for a topic that is not one."""
+
+    async def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
+        """:meth:`publish_nowait`, for callers that await."""
 
     def subscribe(self, pattern: str) -> AbstractAsyncContextManager[AsyncIterator[Message]]: ...
 
@@ -326,6 +337,9 @@ class InProcessBus:
         await self.close()
 
     async def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
+        self.publish_nowait(topic, payload, retain)
+
+    def publish_nowait(self, topic: str, payload: bytes, retain: bool = False) -> None:
         check_topic(topic)
         if self._closed:
             log.debug("bus closed: message on %r not published", topic)
@@ -516,6 +530,9 @@ class MqttBus:
         self._outbox_empty.set()
 
     async def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
+        self.publish_nowait(topic, payload, retain)
+
+    def publish_nowait(self, topic: str, payload: bytes, retain: bool = False) -> None:
         check_topic(topic)
         if self._disowned:
             return

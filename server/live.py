@@ -30,6 +30,7 @@ import msgspec
 
 from games import GAMES, Game
 from server import storage
+from server.bus import Publish
 from server.clock import Clock
 from server.config import ServerConfig
 from server.connection import Connection, push_to
@@ -54,7 +55,6 @@ from server.match import (
     Step,
 )
 from server.metrics import Metrics
-from server.outbox import Outbox
 from server.protocol import (
     BotStatus,
     BotStatusNote,
@@ -197,7 +197,7 @@ class MatchHost:
         config: ServerConfig,
         store: Store,
         lobby: Lobby,
-        outbox: Outbox,
+        publish: Publish,
         metrics: Metrics,
         now: Callable[[], float],
         ws_url: Callable[[], str],
@@ -205,7 +205,8 @@ class MatchHost:
         self.config = config
         self.store = store
         self.lobby = lobby
-        self.outbox = outbox
+        self.publish = publish
+        """Hands a match's events to the bus (never waiting: see :meth:`EventBus.publish_nowait`)."""
         self.metrics = metrics
         self.now = now
         self.ws_url = ws_url
@@ -688,7 +689,7 @@ class MatchHost:
         for index, event in enumerate(events):
             data = encode(event)
             push_to(others, data)
-            self.outbox.put(topic, data)
+            self.publish(topic, data)
             if requester is not None:
                 if index == 0:
                     requester.push(as_reply(data, request_id))

@@ -27,7 +27,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from server.bus import EventBus
+from server.bus import EventBus, Publish
 from server.config import INSTANCE_ID
 from server.connection import Connection, push_to
 from server.errors import ProtocolError
@@ -164,7 +164,7 @@ def _asks_for_bot(entry: LobbyEntry) -> bool:
 class Lobby:
     """Entries by match id, the connections that follow them, and their retained copies on the bus."""
 
-    def __init__(self, instance: str, publish: Callable[[str, bytes, bool], None]) -> None:
+    def __init__(self, instance: str, publish: Publish) -> None:
         self.instance = instance
         self._publish = publish
         self.entries: dict[str, LobbyEntry] = {}

@@ -49,8 +49,8 @@ class Metrics:
     finished_matches_evicted_total: int = 0
     requests_total: int = 0
     errors_total: Counter[str] = field(default_factory=Counter)
-    bus_dropped_total: int = 0
-    bus_failures_total: int = 0
+    bus_dropped: Callable[[], int] = field(default=lambda: 0)
+    """Events the bus dropped, its queue for the broker full while the broker was unreachable."""
     loop_lag_seconds: Histogram = field(default_factory=lambda: Histogram(LOOP_LAG_BUCKETS_S))
     gc_pause_seconds: list[Histogram] = field(
         default_factory=lambda: [Histogram(LOOP_LAG_BUCKETS_S) for _ in range(3)]
@@ -126,14 +126,8 @@ class Metrics:
         metric(
             "plyarena_bus_dropped_total",
             "counter",
-            "Bus messages dropped because the outbox was full.",
-            [("", self.bus_dropped_total)],
-        )
-        metric(
-            "plyarena_bus_failures_total",
-            "counter",
-            "Bus publishes that failed.",
-            [("", self.bus_failures_total)],
+            "Bus events dropped: the broker unreachable, and the queue of what waits for it full.",
+            [("", self.bus_dropped())],
         )
         lines.extend(
             _histogram(
