@@ -120,7 +120,6 @@ async def _play(plan: MovesPlan, thresholds: Thresholds, directory: Path) -> Mov
     bus = InProcessBus()
     await bus.start()
     server = Server(ServerConfig(port=0), store, bus, rng=random.Random(1))
-    server.outbox.start()
     rng = random.Random(2)
 
     async def say(connection: _KeptFrames, request: dict[str, object]) -> None:
@@ -155,7 +154,6 @@ async def _play(plan: MovesPlan, thresholds: Thresholds, directory: Path) -> Mov
     cpu_s = time.process_time() - started
     gc.callbacks.remove(timer)
     durable = store.stats.moves
-    await server.outbox.close()
     await server.host.close()
     await store.close()
     await bus.close()
