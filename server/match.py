@@ -359,7 +359,8 @@ class Match(msgspec.Struct, frozen=True, gc=False):
             turn_started=now,
             draw_offer=None if self.draw_offer == 1 - seat else self.draw_offer,
         )
-        clocks = match.clocks_ms(now)
+        # Both times as they stand now: the clock just pressed (or stopped) has run for no time yet.
+        clocks = None if clock is None else clock.remaining_ms
         moved = protocol.Moved(
             match_id=self.id,
             seq=0,

@@ -85,17 +85,21 @@ def match_start(match_id: str, started_at: datetime) -> Write:
 
 def new_move(move: MoveRecord, finish: MatchFinish | None = None) -> Write:
     """One ply and, when it ends the match, the result."""
-    where = f"move {move.ply!r} of match {move.match_id!r}"
     if move.ply < 0:
-        raise ValueError(f"{where}: ply must not be negative")
+        raise ValueError(f"{_move_name(move)}: ply must not be negative")
     if move.seat not in (0, 1):
-        raise ValueError(f"{where}: seat must be 0 or 1, not {move.seat!r}")
+        raise ValueError(f"{_move_name(move)}: seat must be 0 or 1, not {move.seat!r}")
     if move.think_ms < 0:
-        raise ValueError(f"{where}: think_ms must not be negative, not {move.think_ms!r}")
+        raise ValueError(f"{_move_name(move)}: think_ms must not be negative, not {move.think_ms!r}")
     if move.clocks_ms is not None and len(move.clocks_ms) != 2:
-        raise ValueError(f"{where}: clocks_ms must hold two clocks, not {move.clocks_ms!r}")
+        raise ValueError(f"{_move_name(move)}: clocks_ms must hold two clocks, not {move.clocks_ms!r}")
     row = Part(NEW_MOVE, move_row(move))
     return (row,) if finish is None else (row, *match_finish(move.match_id, finish))
+
+
+def _move_name(move: MoveRecord) -> str:
+    """Names a move in errors: made only for one (every move is checked, few are refused)."""
+    return f"move {move.ply!r} of match {move.match_id!r}"
 
 
 def match_finish(match_id: str, finish: MatchFinish) -> Write:
