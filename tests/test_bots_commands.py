@@ -18,6 +18,7 @@ from bots.fleet_state import FleetState
 from bots.levels import LEVEL_COUNT, level_table
 from plyarena.bench_bots import BotsPlan, render_markdown, run_bots_benchmark
 from plyarena.cli import build_parser, main
+from plyarena.commands.bots import fleet_config
 from plyarena.commands.run import run_arena
 from server.config import ServerConfig
 
@@ -105,3 +106,16 @@ async def test_a_fleet_says_which_broker_it_follows_without_its_password() -> No
         await process.wait()
     assert line.startswith("Bot fleet ") and "mqtt://127.0.0.1:9" in line, line
     assert "s3cret" not in line
+
+
+def test_a_fleet_that_logs_in_to_a_broker_is_named_after_its_user(capsys: Any) -> None:
+    """A broker that binds client ids to users (docker-compose.yml's) lets a fleet write only the offer
+    named after its user; without a login a fleet makes up a new id each run."""
+    named = fleet_config(build_parser().parse_args(["bots", "--mqtt", "mqtt://fleet-7:pw@broker:1883"]))
+    assert named.fleet_id == "fleet-7"
+    first, second = (
+        fleet_config(build_parser().parse_args(["bots", "--mqtt", "mqtt://broker:1883"])) for _ in "ab"
+    )
+    assert first.fleet_id != second.fleet_id
+    assert main(["bots", "--mqtt", "mqtt://a%2Fb:pw@broker:1883"]) != 0
+    assert "MQTT user 'a/b' cannot name a fleet" in capsys.readouterr().err

@@ -271,10 +271,12 @@ def access_table(services: dict[str, Any]) -> list[Case]:
     """Who may publish and read what on the compose file's broker, on the topics the code uses."""
     server = config_from(build_parser().parse_args(services["server"]["command"]))
     server_user = BrokerAddress.parse(server.mqtt_url or "").username
-    fleet_user = BrokerAddress.parse(build_parser().parse_args(services["bots"]["command"]).mqtt).username
+    fleet_args = build_parser().parse_args(services["bots"]["command"])
+    fleet_user = BrokerAddress.parse(fleet_args.mqtt).username
     assert server_user is not None and fleet_user is not None
     instance, other_instance = server.instance_id, f"{server.instance_id}-other"
-    fleet_id, other_fleet_id = new_fleet_id(), f"{new_fleet_id()}-other"
+    fleet_id, other_fleet_id = fleet_config(fleet_args).fleet_id, new_fleet_id()
+    assert fleet_id == fleet_user, "a fleet that logs in is named after its user"
     server_client, health_client = f"plyarena-server-{instance}", "health-check"
 
     def status(instance: str) -> str:
@@ -289,9 +291,12 @@ def access_table(services: dict[str, Any]) -> list[Case]:
                status(instance), lobby_topic(instance, "m1"), match_topic(instance, "m1")),
         *cases(server_user, server_client, "write", False,
                status(other_instance), lobby_topic(other_instance, "m1"), match_topic(other_instance, "m1"),
-               status(fleet_user), lobby_topic(fleet_user, "m1"), offer_topic(fleet_id)),
-        # A fleet writes its own offer, under its fleet id (its MQTT client id), and nothing else.
+               status(fleet_user), lobby_topic(fleet_user, "m1"), offer_topic(fleet_id),
+               offer_topic(server_user)),
+        # A fleet writes its own offer, named after its user, and nothing else; not another fleet's
+        # either under that fleet's id as its client id (the broker makes every client's id its user).
         *cases(fleet_user, fleet_id, "write", True, offer_topic(fleet_id)),
+        *cases(fleet_user, other_fleet_id, "write", False, offer_topic(other_fleet_id)),
         *cases(fleet_user, fleet_id, "write", False,
                offer_topic(other_fleet_id), status(fleet_user), lobby_topic(fleet_user, "m1"),
                match_topic(fleet_user, "m1"), status(instance), lobby_topic(instance, "m1"),
@@ -319,6 +324,7 @@ def test_the_broker_takes_no_anonymous_clients_and_checks_passwords_and_an_acl(
     settings = mosquitto_settings()
     assert settings["listener"] == ["1883"]
     assert settings["allow_anonymous"] == ["false"]
+    assert settings["use_username_as_clientid"] == ["true"]  # (no client takes another's id)
     mosquitto = services["mosquitto"]
     _sh, script, auth_dir, *broker = mosquitto["command"]
     assert broker == ["/usr/sbin/mosquitto", "-c", "/mosquitto/config/mosquitto.conf"]
@@ -358,6 +364,8 @@ def test_only_server_instances_write_instance_topics_whatever_the_user(services:
     for user in set(acl.users) - servers:
         for topic in (f"{TOPIC_ROOT}/instances/{user}", lobby_topic(user, "m1"), match_topic(user, "m1")):
             assert not acl.allows(user, "any-client", "write", topic), (user, topic)
+    for user in servers:  # (and the offer of a made-up fleet of a server's name, by its deny line)
+        assert not acl.allows(user, user, "write", offer_topic(user)), user
 
 
 def test_what_each_side_subscribes_to_is_what_the_acl_lets_it_read(services: dict[str, Any]) -> None:
@@ -519,7 +527,8 @@ async def test_the_broker_keeps_each_user_to_its_own_topics(
                     if (case.user, case.client_id, case.access) == (user, client_id, "write"):
                         await writer.publish(case.topic, b"{}", qos=1)  # (acknowledged: handled)
             await observer.publish(f"plyarena-test/written/{user}", qos=1)
-            seen[user, "write"] = await topics_until(observer, f"plyarena-test/written/{user}")
+            written = await topics_until(observer, f"plyarena-test/written/{user}")
+            seen.setdefault((user, "write"), set()).update(written)  # (a user may write as two clients)
         readers = {(case.user, case.client_id) for case in table if case.access == "read"}
         for user, client_id in sorted(readers):
             async with deployed_broker.client(user, f"reader-{client_id}") as reader:
@@ -569,3 +578,34 @@ async def test_the_server_bus_announces_its_instance_on_the_deployed_broker(
         async with asyncio.timeout(5):
             message = await anext(aiter(observer.messages))
         assert json.loads(message.payload)["online"] is False
+
+
+async def test_no_client_takes_the_server_s_id_on_the_deployed_broker(
+    deployed_broker: Broker, services: dict[str, Any]
+) -> None:
+    """A client that asks for the server's client id is given its own user's (use_username_as_clientid):
+    the server is not disconnected, so no one hears its last will say it went offline."""
+    server = config_from(build_parser().parse_args(services["server"]["command"]))
+    login = urlsplit(server.mqtt_url).netloc.rpartition("@")[0]
+    fleet_user = BrokerAddress.parse(build_parser().parse_args(services["bots"]["command"]).mqtt).username
+    status_topic = f"{TOPIC_ROOT}/instances/{server.instance_id}"
+    async with deployed_broker.client(OBSERVER, "observer") as observer:
+        await observer.subscribe(status_topic, qos=1)
+        bus = MqttBus(
+            f"mqtt://{login}@127.0.0.1:{deployed_broker.port}",
+            client_id=f"plyarena-server-{server.instance_id}",
+            status_topic=status_topic,
+        )
+        await bus.start()
+        try:
+            async with asyncio.timeout(5):
+                assert json.loads((await anext(aiter(observer.messages))).payload)["online"] is True
+            for client_id in (f"plyarena-server-{server.instance_id}", server.instance_id):
+                async with deployed_broker.client(fleet_user, client_id):
+                    await asyncio.sleep(0.5)
+            with pytest.raises(TimeoutError):
+                async with asyncio.timeout(1):
+                    await anext(aiter(observer.messages))
+            assert (bus.connected, bus.stats.connections) == (True, 1)
+        finally:
+            await bus.close()

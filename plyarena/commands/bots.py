@@ -14,6 +14,7 @@ from bots.pool import SearchPool
 from plyarena import options
 from plyarena.commands.serve import stop_on_signals
 from server import eventloop
+from server.bus import BrokerAddress
 
 HELP = "run a bot fleet: seat bots in lobbies that ask for one, or where a person waits alone"
 DEFAULT_SERVER = "ws://127.0.0.1:8765/ws"
@@ -92,12 +93,29 @@ def _level(text: str) -> int:
 
 
 def fleet_config(args: argparse.Namespace) -> FleetConfig:
+    named = fleet_id_on(getattr(args, "mqtt", None))
     return FleetConfig(
         levels=parse_levels(args.levels),
         max_games=args.max_games,
         idle_wait_s=None if args.idle_wait < 0 else args.idle_wait,
         public_level=args.public_level,
+        **({"fleet_id": named} if named else {}),
     )
+
+
+def fleet_id_on(mqtt_url: str | None) -> str | None:
+    """The fleet's id on a broker it logs in to: its user's name, else ``None`` (a new id each run).
+
+    A broker that binds each client id to its user, as docker-compose.yml's does, lets a fleet write
+    only the offer named after its user (``plyarena/v1/bots/{user}``, deploy/mosquitto/acl); another
+    fleet's offer cannot be written under a client id made up to match it.
+    """
+    username = BrokerAddress.parse(mqtt_url).username if mqtt_url else None
+    if username is not None and any(character in username for character in "/+#\0"):
+        raise options.CommandError(
+            f"MQTT user {username!r} cannot name a fleet: its offer's topic level may hold no / + # or NUL"
+        )
+    return username
 
 
 def open_fleet_state(path: Path | None) -> FleetState | None:
