@@ -556,9 +556,12 @@ async def test_the_broker_refuses_anonymous_clients_and_wrong_passwords(deployed
 async def test_the_server_bus_announces_its_instance_on_the_deployed_broker(
     deployed_broker: Broker, services: dict[str, Any]
 ) -> None:
-    """The server's own client (MQTT 5, with its last will) under its compose user."""
+    """The server's own client (MQTT 5, with its last will) under its compose user. Another user's client
+    that asks for the server's client id is given its own user's (use_username_as_clientid): the server
+    is not disconnected, so no one hears its last will say it went offline."""
     server = config_from(build_parser().parse_args(services["server"]["command"]))
     login = urlsplit(server.mqtt_url).netloc.rpartition("@")[0]
+    fleet_user = BrokerAddress.parse(build_parser().parse_args(services["bots"]["command"]).mqtt).username
     status_topic = f"{TOPIC_ROOT}/instances/{server.instance_id}"
     async with deployed_broker.client(OBSERVER, "observer") as observer:
         await observer.subscribe(status_topic, qos=1)
@@ -573,39 +576,15 @@ async def test_the_server_bus_announces_its_instance_on_the_deployed_broker(
             async with asyncio.timeout(5):
                 message = await anext(aiter(observer.messages))
             assert json.loads(message.payload)["online"] is True
-        finally:
-            await bus.close()
-        async with asyncio.timeout(5):
-            message = await anext(aiter(observer.messages))
-        assert json.loads(message.payload)["online"] is False
-
-
-async def test_no_client_takes_the_server_s_id_on_the_deployed_broker(
-    deployed_broker: Broker, services: dict[str, Any]
-) -> None:
-    """A client that asks for the server's client id is given its own user's (use_username_as_clientid):
-    the server is not disconnected, so no one hears its last will say it went offline."""
-    server = config_from(build_parser().parse_args(services["server"]["command"]))
-    login = urlsplit(server.mqtt_url).netloc.rpartition("@")[0]
-    fleet_user = BrokerAddress.parse(build_parser().parse_args(services["bots"]["command"]).mqtt).username
-    status_topic = f"{TOPIC_ROOT}/instances/{server.instance_id}"
-    async with deployed_broker.client(OBSERVER, "observer") as observer:
-        await observer.subscribe(status_topic, qos=1)
-        bus = MqttBus(
-            f"mqtt://{login}@127.0.0.1:{deployed_broker.port}",
-            client_id=f"plyarena-server-{server.instance_id}",
-            status_topic=status_topic,
-        )
-        await bus.start()
-        try:
-            async with asyncio.timeout(5):
-                assert json.loads((await anext(aiter(observer.messages))).payload)["online"] is True
             for client_id in (f"plyarena-server-{server.instance_id}", server.instance_id):
                 async with deployed_broker.client(fleet_user, client_id):
                     await asyncio.sleep(0.5)
-            with pytest.raises(TimeoutError):
+            with pytest.raises(TimeoutError):  # (no last will: still online)
                 async with asyncio.timeout(1):
                     await anext(aiter(observer.messages))
             assert (bus.connected, bus.stats.connections) == (True, 1)
         finally:
             await bus.close()
+        async with asyncio.timeout(5):
+            message = await anext(aiter(observer.messages))
+        assert json.loads(message.payload)["online"] is False
