@@ -30,7 +30,7 @@ from games import GAMES
 from server import protocol
 from server.addresses import AddressQuota, Allowance, CountedConnection, parse_networks
 from server.bot_catalog import BotCatalog
-from server.bus import EventBus, MqttBus, bus_from_url
+from server.bus import EventBus, bus_from_url
 from server.clock import TimeControl, describe
 from server.config import ServerConfig
 from server.connection import Connection, TokenBucket
@@ -74,9 +74,7 @@ class Server:
         self.bus = bus
         self.now = now
         self.rng = rng or random.SystemRandom()
-        self.metrics = Metrics()
-        if isinstance(bus, MqttBus):
-            self.metrics.bus_dropped = lambda: bus.stats.dropped_publishes
+        self.metrics = Metrics(bus_dropped=lambda: bus.dropped_publishes)
         self.lobby = Lobby(config.instance_id, bus.publish_nowait)
         self.host = MatchHost(
             config, store, self.lobby, bus.publish_nowait, self.metrics, now, lambda: self.ws_url

@@ -80,6 +80,12 @@ class EventBus(Protocol):
     async def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
         """:meth:`publish_nowait`, for callers that await."""
 
+    @property
+    def dropped_publishes(self) -> int:
+        """Events dropped before they were published: a queue for the broker full while it was
+        unreachable (never in process, where every publish is delivered at once)."""
+        ...
+
     def subscribe(self, pattern: str) -> AbstractAsyncContextManager[AsyncIterator[Message]]: ...
 
 
@@ -339,6 +345,10 @@ class InProcessBus:
     async def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
         self.publish_nowait(topic, payload, retain)
 
+    @property
+    def dropped_publishes(self) -> int:
+        return 0
+
     def publish_nowait(self, topic: str, payload: bytes, retain: bool = False) -> None:
         check_topic(topic)
         if self._closed:
@@ -531,6 +541,10 @@ class MqttBus:
 
     async def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
         self.publish_nowait(topic, payload, retain)
+
+    @property
+    def dropped_publishes(self) -> int:
+        return self.stats.dropped_publishes
 
     def publish_nowait(self, topic: str, payload: bytes, retain: bool = False) -> None:
         check_topic(topic)

@@ -381,6 +381,7 @@ async def test_publishes_wait_for_the_broker_in_a_bounded_queue(mqtt_url: str, b
         await alpha.publish(f"{prefix}/lobby/m1", b"entry 1", retain=True)
         await alpha.publish(f"{prefix}/lobby/m1", b"entry 1, updated", retain=True)
         assert (alpha.stats.dropped_publishes, alpha.pending_publishes) == (2, 4)
+        assert alpha.dropped_publishes == 2  # (what /metrics reports as plyarena_bus_dropped_total)
 
         await proxy.start()
         assert await alpha.wait_connected(WAIT)
