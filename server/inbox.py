@@ -17,6 +17,10 @@ What ``recv`` guarantees stays: messages in order, fragments put together, a
 text message decoded as UTF-8 or the connection failed (1007), reading paused
 while ``max_queue`` messages wait and resumed once few are left, the messages
 that came before the close handled before the handler returns.
+
+The commonest frame of all, a whole small message masked as a client must
+(a move), is read here without websockets' parser when the parser waits for a
+new frame: see :meth:`Inbox.data_received`.
 """
 
 from __future__ import annotations
@@ -29,9 +33,10 @@ from typing import Any
 
 from websockets.asyncio.messages import MAX_FRAGMENTS
 from websockets.exceptions import ConnectionClosed
-from websockets.frames import BINARY, CONT, DATA_OPCODES, TEXT, CloseCode, Frame, Opcode
-from websockets.protocol import Event
+from websockets.frames import BINARY, CONT, DATA_OPCODES, TEXT, CloseCode, Frame, Opcode, apply_mask
+from websockets.protocol import OPEN, Event
 from websockets.server import ServerProtocol
+from websockets.streams import StreamReader
 
 from server.keepalive import SpreadPings
 
@@ -40,6 +45,24 @@ Handler = Callable[[str | bytes], Coroutine[Any, Any, None]]
 
 _OVERFLOWED: list[Frame] = []
 """In place of the fragments of a message that had too many."""
+
+_WAITING_FOR_A_FRAME = StreamReader.at_eof.__code__
+"""Where websockets' parser waits, with nothing buffered, between one frame and the next (``Protocol.parse``
+asks ``reader.at_eof()`` before each frame)."""
+
+
+def _waiting_for_a_frame(protocol: ServerProtocol) -> bool:
+    """Whether websockets' parser waits for a new frame: the server's parser, once the handshake is done,
+    hands over to the frames' parser for good, which waits there. (Should websockets' parsers come to be
+    laid out otherwise, this says no, and every frame goes through them.)"""
+    frames = protocol.parser.gi_yieldfrom
+    return getattr(getattr(frames, "gi_yieldfrom", None), "gi_code", None) is _WAITING_FOR_A_FRAME
+
+
+_WHOLE_FRAME_OPCODES = {0x81: TEXT, 0x82: BINARY}
+"""A frame's first byte: the FIN bit, no RSV bit, and a text or binary opcode: a message in one frame."""
+_MASKED_SHORT = range(0x80, 0x80 + 126)
+"""A frame's second byte: the MASK bit and a payload of at most 125 bytes, its length in those 7 bits."""
 
 
 class KeptLists(ServerProtocol):
@@ -87,6 +110,46 @@ class Inbox(SpreadPings):
         self._served: asyncio.Future[None] | None = None
         self._paused = False
 
+    def data_received(self, data: bytes) -> None:
+        """Take the whole small messages at the front of ``data`` without websockets' parser.
+
+        A move is one masked text frame of some 60 bytes, and websockets' parser spends about a tenth of
+        the server's bytecodes on each (a generator per frame, a ``Frame`` made and checked, its reader's
+        buffer grown and cut; docs/performance.md, 2026-11-28). Here, while the parser waits for a new
+        frame with nothing buffered and no fragmented message is under way, each frame that says at its
+        first two bytes that it is a whole text or binary message, masked, of at most 125 bytes, and is
+        all in ``data``, is unmasked and handed over as ``process_event`` would hand over its ``Frame``.
+        Everything else, from the first frame that is not one of those on (a control frame, a fragment,
+        a longer or unmasked frame, a frame cut by the network, a byte with an RSV bit set), goes to
+        websockets as it came, and its parser, still at a frame's start, checks and answers it as ever.
+        """
+        protocol = self.protocol
+        if (
+            protocol.state is not OPEN
+            or protocol.current_size is not None
+            or protocol.debug
+            or protocol.reader.buffer
+            or not _waiting_for_a_frame(protocol)
+        ):
+            super().data_received(data)
+            return
+        most, size, start = protocol.max_message_size, len(data), 0
+        while size - start >= 6:
+            opcode = _WHOLE_FRAME_OPCODES.get(data[start])
+            second = data[start + 1]
+            if opcode is None or second not in _MASKED_SHORT:
+                break
+            length = second - 0x80
+            stop = start + 6 + length
+            if stop > size or (most is not None and length > most):
+                break
+            self._deliver((opcode, apply_mask(data[start + 6 : stop], data[start + 2 : start + 6])))
+            start = stop
+        if start:
+            self.heard = True  # (frames from the peer: see SpreadPings)
+        if start < size:
+            super().data_received(data[start:] if start else data)
+
     def process_event(self, event: Event) -> None:
         if not isinstance(event, Frame) or event.opcode not in DATA_OPCODES:
             super().process_event(event)  # (the handshake's request, pings, pongs, the close)
@@ -113,6 +176,10 @@ class Inbox(SpreadPings):
             return
         else:
             message = (event.opcode, bytes(event.data))
+        self._deliver(message)
+
+    def _deliver(self, message: tuple[Opcode | None, bytes]) -> None:
+        """Queue a whole message and start handling it if no other is; pause reading past ``max_queue``."""
         messages = self._messages
         if messages is None:
             messages = self._messages = deque()

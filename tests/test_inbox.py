@@ -1,20 +1,24 @@
 """Messages handed over by ``Inbox.serve_messages`` (server/inbox.py) keep what websockets' ``recv``
 promises, on a real websockets server: in order, whole, checked, with reading paused while they pile up,
 and those that came before the close handled before the handler returns. One at a time, too: the next
-waits for the task handling the last."""
+waits for the task handling the last. The frames that ``Inbox.data_received`` reads without websockets'
+parser come out as they would through it, however the network cuts the stream."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.messages import MAX_FRAGMENTS
 from websockets.asyncio.server import ServerConnection, serve
-from websockets.frames import CloseCode
+from websockets.frames import BINARY, CLOSE, CONT, PING, TEXT, Close, CloseCode, Frame
 
 from server.inbox import Inbox, KeptLists
 
@@ -178,3 +182,101 @@ async def test_the_protocol_keeps_its_two_lists_for_good() -> None:
         assert protocol.events is events and protocol.writes is writes
         assert events == [] and writes == []
     assert reader.messages == ["one", "two"]
+
+
+async def test_whole_small_frames_skip_websockets_parser() -> None:
+    reader = Reader()
+    async with reading(reader) as client:
+        await client.send("warm")  # (the handshake's own reads are websockets')
+        async with asyncio.timeout(5):
+            while not reader.messages:
+                await asyncio.sleep(0.01)
+        connection = reader.connection
+        assert connection is not None
+        parsed: list[bytes] = []
+        receive_data = connection.protocol.receive_data
+        connection.protocol.receive_data = lambda data: (parsed.append(data), receive_data(data))[1]  # type: ignore[method-assign]
+        for message in ("a move", b"\x00binary", "x" * 125, "", "caf\u00e9"):
+            await client.send(message)
+        await client.send("y" * 126)  # (a 16-bit length: websockets reads it)
+        async with asyncio.timeout(5):
+            while len(reader.messages) < 7:
+                await asyncio.sleep(0.01)
+    assert reader.messages == ["warm", "a move", b"\x00binary", "x" * 125, "", "caf\u00e9", "y" * 126]
+    assert [data[:2] for data in parsed] == [b"\x81\xfe", b"\x88\x82"], "the longer frame, the close"
+
+
+class ThroughTheParser(Inbox):
+    """An inbox that hands every byte to websockets' parser: the reference for the one that does not."""
+
+    def data_received(self, data: bytes) -> None:
+        ServerConnection.data_received(self, data)
+
+
+_HANDSHAKE = (
+    b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+)
+
+
+def _masked(frame: Frame) -> bytes:
+    return frame.serialize(mask=True, extensions=[])
+
+
+_PAYLOADS = st.one_of(st.text(max_size=40).map(str.encode), st.binary(max_size=140))
+_FRAMES = st.one_of(
+    st.builds(lambda data: _masked(Frame(TEXT, data)), st.text(max_size=140).map(str.encode)),
+    st.builds(lambda data: _masked(Frame(BINARY, data)), _PAYLOADS),
+    st.builds(lambda data: _masked(Frame(TEXT, data)), _PAYLOADS),  # (not always UTF-8: 1007)
+    st.builds(
+        lambda first, rest: _masked(Frame(TEXT, first, fin=False)) + _masked(Frame(CONT, rest)),
+        _PAYLOADS,
+        _PAYLOADS,
+    ),
+    st.builds(lambda data: _masked(Frame(PING, data)), st.binary(max_size=20)),
+    st.builds(lambda data: Frame(TEXT, data).serialize(mask=False, extensions=[]), _PAYLOADS),  # (1002)
+    st.builds(lambda data: bytes([0xA1]) + _masked(Frame(TEXT, data))[1:], _PAYLOADS),  # (an RSV bit: 1002)
+    st.just(bytes([0x81, 0x85, 0, 0, 0])),  # (a frame whose payload never comes, then whatever follows)
+)
+
+
+async def _feed(chunks: list[bytes], connection_class: type[Inbox]) -> tuple[list[str | bytes], int | None]:
+    """What a server's handler gets from a stream sent in ``chunks``, then a close: messages, close code."""
+    reader = Reader()
+    async with serve(
+        reader.handler, "127.0.0.1", 0, create_connection=connection_class, close_timeout=1
+    ) as server:  # type: ignore[arg-type]
+        port = server.sockets[0].getsockname()[1]
+        stream_in, stream_out = await asyncio.open_connection("127.0.0.1", port)
+        stream_out.write(_HANDSHAKE)
+        await stream_in.readuntil(b"\r\n\r\n")
+        for chunk in chunks:
+            stream_out.write(chunk)
+            await stream_out.drain()
+            await asyncio.sleep(0.002)  # (each chunk a read of its own, mostly)
+        stream_out.write(_masked(Frame(CLOSE, Close(CloseCode.NORMAL_CLOSURE, "").serialize())))
+        await stream_out.drain()
+        await asyncio.wait_for(stream_in.read(), 5)  # (the server's close, then the end of the stream)
+        stream_out.close()
+        await asyncio.wait_for(reader.done.wait(), 5)
+    return reader.messages, reader.close_code
+
+
+@settings(max_examples=60, deadline=None)
+@given(frames=st.lists(_FRAMES, max_size=6), cuts=st.lists(st.integers(0, 1000), max_size=5))
+@example(frames=[_masked(Frame(TEXT, b"4"))] * 3, cuts=[3, 9, 13])  # (frames cut mid-header and mid-mask)
+# A frame whose mask reads as a frame's start, cut after its header, then the next cut after its mask: each
+# read begins where the parser is inside a frame with nothing buffered.
+@example(frames=[bytes.fromhex("818181818181b5")] * 3, cuts=[2, 13])
+@example(
+    frames=[_masked(Frame(TEXT, b"fine")), _masked(Frame(PING, b"")), _masked(Frame(TEXT, b"x"))], cuts=[]
+)
+def test_frames_read_past_the_parser_come_out_as_through_it(frames: list[bytes], cuts: list[int]) -> None:
+    stream = b"".join(frames)
+    bounds = sorted({0, len(stream), *(cut for cut in cuts if cut < len(stream))})
+    chunks = [stream[start:stop] for start, stop in itertools.pairwise(bounds)]
+
+    async def both() -> None:
+        assert await _feed(chunks, Inbox) == await _feed(chunks, ThroughTheParser)
+
+    asyncio.run(both())
