@@ -10,8 +10,8 @@ player between moves. The garbage collector's young and middle passes visit
 everything that lives that long, twice, and with 10,000 connections these were
 half of what they visited (docs/performance.md, 2026-11-25). So a quiet
 connection here holds nothing for its next message: a whole message goes from
-the protocol into a deque, and :meth:`Inbox.serve_messages` starts a task that
-handles it, the next one once that task is done.
+the protocol straight to a task that handles it, or, while another is being
+handled, into a deque, whose first message's task starts once that one is done.
 
 What ``recv`` guarantees stays: messages in order, fragments put together, a
 text message decoded as UTF-8 or the connection failed (1007), reading paused
@@ -143,7 +143,7 @@ class Inbox(SpreadPings):
             stop = start + 6 + length
             if stop > size or (most is not None and length > most):
                 break
-            self._deliver((opcode, apply_mask(data[start + 6 : stop], data[start + 2 : start + 6])))
+            self._deliver(opcode, apply_mask(data[start + 6 : stop], data[start + 2 : start + 6]))
             start = stop
         if start:
             self.heard = True  # (frames from the peer: see SpreadPings)
@@ -165,28 +165,26 @@ class Inbox(SpreadPings):
             fragments.append(event)
             if len(fragments) > MAX_FRAGMENTS:  # (empty ones add nothing to the size that max_size caps)
                 self._fragments = None if event.fin else _OVERFLOWED
-                message: tuple[Opcode | None, bytes] = (None, b"")
-            elif not event.fin:
-                return
-            else:
+                self._deliver(None, b"")
+            elif event.fin:
                 self._fragments = None
-                message = (fragments[0].opcode, b"".join(frame.data for frame in fragments))
+                self._deliver(fragments[0].opcode, b"".join(frame.data for frame in fragments))
         elif not event.fin:
             self._fragments = [event]
-            return
         else:
-            message = (event.opcode, bytes(event.data))
-        self._deliver(message)
+            self._deliver(event.opcode, bytes(event.data))
 
-    def _deliver(self, message: tuple[Opcode | None, bytes]) -> None:
-        """Queue a whole message and start handling it if no other is; pause reading past ``max_queue``."""
+    def _deliver(self, opcode: Opcode | None, data: bytes) -> None:
+        """Handle a whole message at once if no other is being handled, else queue it; pause reading past
+        ``max_queue``. (Nothing waits while none is handled: the handler takes each message in turn.)"""
+        if self._busy is None and self._handle is not None:
+            self._start(opcode, data)  # (most messages: no deque made and emptied for each)
+            return
         messages = self._messages
         if messages is None:
             messages = self._messages = deque()
-        messages.append(message)
-        if self._busy is None and self._handle is not None:
-            self._handle_next()
-        elif (high := self.max_queue_high) is not None and len(messages) > high and not self._paused:
+        messages.append((opcode, data))
+        if (high := self.max_queue_high) is not None and len(messages) > high and not self._paused:
             self._paused = True
             self.transport.pause_reading()
 
@@ -216,13 +214,18 @@ class Inbox(SpreadPings):
     def _handle_next(self) -> None:
         """Start the task for the first waiting message."""
         messages = self._messages
-        assert messages is not None and self._handle is not None
+        assert messages is not None
         opcode, data = messages.popleft()
         if not messages:
             self._messages = None
         if self._paused and len(messages) <= self._resume_below:
             self._paused = False
             self.transport.resume_reading()
+        self._start(opcode, data)
+
+    def _start(self, opcode: Opcode | None, data: bytes) -> None:
+        """Start the task that handles one message: ``None`` for one of too many fragments."""
+        assert self._handle is not None
         work: Coroutine[Any, Any, None]
         if opcode is BINARY:
             work = self._handle(data)
