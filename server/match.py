@@ -227,9 +227,11 @@ class Match(msgspec.Struct, frozen=True, gc=False):
         )
 
     def seat_of(self, player_id: str) -> int | None:
-        for seat, player in enumerate(self.seats):
-            if player is not None and player.id == player_id:
-                return seat
+        first, second = self.seats  # (two seats, no loop: every request of a player asks this)
+        if first is not None and first.id == player_id:
+            return 0
+        if second is not None and second.id == player_id:
+            return 1
         return None
 
     def clocks_ms(self, now: float) -> tuple[int, int] | None:
@@ -346,11 +348,15 @@ class Match(msgspec.Struct, frozen=True, gc=False):
         thought = round((now - self.turn_started) * 1000) if self.turn_started is not None else 0
         think_ms = min(max(0, thought), MAX_THINK_MS)
         outcome = after.outcome()
+        finish = None if outcome is None else Finish(FINISHED, outcome.winner, outcome.reason)
         clock = self.clock
         if clock is not None:
             clock = clock.press(after.turn, now)
-            if outcome is not None:
+            if finish is not None:
                 clock = clock.stop(now)
+        # A move that does not end the game is numbered here, so that its match is made once (most moves);
+        # one that does is numbered with the game's end, in :meth:`_closing_step`.
+        seq = self.seq + 1 if finish is None else self.seq
         match = replace(
             self,
             positions=(*self.positions, after),
@@ -358,12 +364,13 @@ class Match(msgspec.Struct, frozen=True, gc=False):
             clock=clock,
             turn_started=now,
             draw_offer=None if self.draw_offer == 1 - seat else self.draw_offer,
+            seq=seq,
         )
         # Both times as they stand now: the clock just pressed (or stopped) has run for no time yet.
         clocks = None if clock is None else clock.remaining_ms
         moved = protocol.Moved(
             match_id=self.id,
-            seq=0,
+            seq=seq if finish is None else 0,
             ply=ply,
             seat=seat,
             move=notation,
@@ -373,12 +380,11 @@ class Match(msgspec.Struct, frozen=True, gc=False):
             legal=tuple(after.legal_notation()),
             # A bot's search is kept from everyone until the game is over: its opponent would read the
             # bot's plan (stored with the move, it is in the record once the match is over).
-            engine=engine if outcome is not None else None,
+            engine=engine if finish is not None else None,
         )
-        finish = None if outcome is None else Finish(FINISHED, outcome.winner, outcome.reason)
         saved = SaveMove(ply, seat, notation, think_ms, clocks, engine, finish)
         if finish is None:
-            return match._step((moved,), (saved,))
+            return Step(match, (moved,), (saved,))
         match, ended = match._end(finish, now)
         return match._closing_step((moved, ended), (saved,), now)
 
