@@ -669,15 +669,16 @@ class EventLog:
 
     id: str
     capacity: int
-    events: deque[MatchEvent] = field(default_factory=deque)
+    events: deque[MatchEvent] = field(init=False)
     last_seq: int = 0
 
+    def __post_init__(self) -> None:
+        self.events = deque(maxlen=self.capacity)
+
     def append(self, events: Sequence[MatchEvent]) -> None:
-        for event in events:
-            self.events.append(event)
-            self.last_seq = event.seq
-        while len(self.events) > self.capacity:
-            self.events.popleft()
+        if events:
+            self.events.extend(events)  # (the oldest go past ``capacity``)
+            self.last_seq = events[-1].seq
 
     def since(self, log_id: str | None, seq: int | None) -> list[MatchEvent] | None:
         """Every event after ``seq``, or ``None`` when this log cannot say (another log, or too far back)."""
