@@ -165,7 +165,8 @@ class LiveMatch:
     watchers: set[Connection] = field(default_factory=set)
     timer: asyncio.TimerHandle | None = None
     timer_due: float = 0.0
-    """When ``timer`` fires, on the host's clock: at or before the match's next deadline."""
+    """When ``timer`` fires, on the host's clock: at or before the match's next deadline, so time decides
+    nothing before then (a deadline that passed undecided stays here until it is decided)."""
     expiry: asyncio.TimerHandle | None = None
     bot_status: BotStatus | None = None
     """The latest note on the match's bot request: advisory, so kept in memory only."""
@@ -442,7 +443,11 @@ class MatchHost:
                 answered = await self._settle_unsure_move(live, requester, request_id, resend)
                 if answered is not None:
                     return answered
-            if (decided := self._decided_by_time(live)) is not None:  # (rare, as above)
+            # Time decides nothing before the match's timer is due (see ``timer_due``): most requests
+            # need not ask the match and its clock.
+            if (live.timer is None or self.now() >= live.timer_due) and (
+                decided := self._decided_by_time(live)
+            ) is not None:  # (rare, as above)
                 await self._apply(live, decided)
             step = intent(live.match, now=self.now())
             if step.duplicate:
@@ -790,7 +795,7 @@ class MatchHost:
                 self._schedule(live)
         except ProtocolError as error:
             log.warning("match %s: deciding on time failed (%s); retrying", live.id, error.message)
-            live.timer_due = self.now() + TICK_RETRY_S
+            # (``timer_due`` stays the deadline that passed: until it is decided, every request asks)
             live.timer = self._loop.call_later(TICK_RETRY_S, self._fire, live)
         except Exception:
             log.exception("match %s: deciding on time failed", live.id)

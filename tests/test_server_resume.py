@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 from support.fixtures import Connect, StartServer
 from support.play import open_match, play_moves
 
-from server.app import Server
+from server.app import Server, running_server
+from server.config import ServerConfig
 
 
 async def test_a_dropped_client_resumes_with_exactly_the_events_it_missed(
@@ -73,6 +75,27 @@ async def test_a_flag_falls_on_a_tiny_time_control(arena: Server, connect: Conne
     record = await arena.store.get_match(match_id)
     assert record is not None and (record.status, record.winner) == ("finished", 0)
     assert len(record.moves) == 1
+
+
+async def test_a_flag_that_fell_before_the_match_timer_fired_is_decided_by_the_next_request(
+    arena_db_url: str, connect: Connect
+) -> None:
+    """The server's clock past a deadline whose timer the loop has not fired: a request asks time first,
+    so the late move is refused and the match ends on time, as the timer would have ended it."""
+    skipped = [0.0]
+    config = ServerConfig(port=0, db_url=arena_db_url, grace_s=600.0)
+    async with running_server(config, now=lambda: time.monotonic() + skipped[0]) as server:
+        alice = await connect.player(server, "Alice")
+        bob = await connect.player(server, "Bob")
+        match_id = (await open_match(alice, bob, "connect4", time_control="1+0"))["match_id"]
+        await play_moves("connect4", (alice, bob), match_id, ["4"])
+        skipped[0] = 61.0  # (the timer is armed in the loop's time, a minute away: it does not fire)
+        late = await bob.request("move", match_id=match_id, ply=1, move="4")
+        assert late["code"] == "match_over"
+        ended = await alice.expect(type_="ended", match_id=match_id)
+        assert (ended["winner"], ended["reason"]) == (0, "seat 1 ran out of time")
+        record = await server.store.get_match(match_id)
+        assert record is not None and (record.status, record.winner, len(record.moves)) == ("finished", 0, 1)
 
 
 async def test_a_player_away_past_the_grace_period_loses(start_server: StartServer, connect: Connect) -> None:
