@@ -45,6 +45,20 @@ def test_sqlite_timestamps_are_the_text_sqlalchemy_would_store(value: datetime) 
     assert text == value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")  # naive UTC, in time order
 
 
+@given(st.lists(st.tuples(aware, st.integers(0, 3), st.integers(0, 999_999)), min_size=1, max_size=20))
+def test_one_processor_gives_every_timestamp_its_own_text(
+    shifts: list[tuple[datetime, int, int]],
+) -> None:
+    """The processor keeps the last second's text: timestamps of one second, of the next, and of another
+    second again each get their own."""
+    processor, theirs = bind(SQLITE), sqlalchemy_own_processor(SQLITE)
+    for value, seconds, microseconds in shifts:
+        for same_second in (value, value.replace(microsecond=microseconds)):
+            later = same_second + timedelta(seconds=seconds)
+            assert processor(same_second) == theirs(same_second)
+            assert processor(later) == theirs(later)
+
+
 def test_no_timestamp_stays_null_and_a_naive_one_is_refused() -> None:
     processor = bind(SQLITE)
     assert processor(None) is None

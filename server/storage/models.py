@@ -76,19 +76,29 @@ class UTCDateTime(TypeDecorator[datetime]):
 
         SQLAlchemy runs :meth:`process_bind_param` and then its SQLite ``DATETIME``
         formatting, two Python functions and a ``%`` format of seven fields, for
-        every move's timestamp; ``isoformat`` gives the same text in C, in half
-        the time (``tests/test_storage_types.py`` holds the two to the same text).
+        every move's timestamp; here the date and time to the second are formatted
+        once for all the timestamps of that second, which a busy server's moves
+        share (``tests/test_storage_types.py`` holds the two to the same text).
         """
         if dialect.name != "sqlite":
             return super().bind_processor(dialect)
+
+        last: list[tuple[tuple[int, ...], str]] = [((), "")]
+        """The last second formatted and its text: one tuple, replaced whole."""
 
         def naive_utc_text(value: datetime | None) -> str | None:
             if value is None:
                 return None
             if value.tzinfo is not UTC:  # (the server's own timestamps are: no conversion to call)
                 value = _in_utc(value)
-            # In UTC the text ends "+00:00"; cutting it off is cheaper than a naive copy to format.
-            return value.isoformat(" ", "microseconds")[:-6]
+            # The text to the second is made once a second: the whole of it, even by ``isoformat``,
+            # took 2% of a move's instructions (docs/performance.md, 2026-11-28).
+            second = (value.year, value.month, value.day, value.hour, value.minute, value.second)
+            known, text = last[0]
+            if second != known:
+                text = "{:04d}-{:02d}-{:02d} {:02d}:{:02d}:{:02d}.".format(*second)
+                last[0] = (second, text)
+            return text + str(value.microsecond).zfill(6)  # (no format spec to parse)
 
         return naive_utc_text
 
