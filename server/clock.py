@@ -92,11 +92,15 @@ class Clock(msgspec.Struct, frozen=True, gc=False):
         remaining[self.running] += self.control.increment_ms
         return Clock(self.control, (remaining[0], remaining[1]), next_seat, now)
 
+    # No ``max(0, ...)`` below: a builtin that parses keyword arguments on every call, and a move asks
+    # these a few times (1.4% of its instructions, docs/performance.md, 2026-11-28).
+
     def elapsed_ms(self, now: float) -> int:
         """How long the running clock has run; 0 when none runs."""
         if self.started_at is None:
             return 0
-        return max(0, round((now - self.started_at) * 1000))
+        elapsed = round((now - self.started_at) * 1000)
+        return elapsed if elapsed > 0 else 0
 
     def remaining(self, now: float) -> tuple[int, int]:
         """Both seats' times at ``now``; a seat that has flagged shows 0, never less."""
@@ -105,8 +109,10 @@ class Clock(msgspec.Struct, frozen=True, gc=False):
             return self.remaining_ms
         first, second = self.remaining_ms
         if running == 0:
-            return max(0, first - self.elapsed_ms(now)), second
-        return first, max(0, second - self.elapsed_ms(now))
+            first -= self.elapsed_ms(now)
+            return (first if first > 0 else 0), second
+        second -= self.elapsed_ms(now)
+        return first, (second if second > 0 else 0)
 
     def flagged(self, now: float) -> int | None:
         """The seat whose time has run out at ``now``, if any."""

@@ -346,7 +346,7 @@ class Match(msgspec.Struct, frozen=True, gc=False):
             raise ProtocolError(ErrorCode.ILLEGAL_MOVE, f"{text!r}: {error.reason}") from None
         notation = position.format_move(chosen)
         thought = round((now - self.turn_started) * 1000) if self.turn_started is not None else 0
-        think_ms = min(max(0, thought), MAX_THINK_MS)
+        think_ms = 0 if thought < 0 else thought if thought < MAX_THINK_MS else MAX_THINK_MS  # (see Clock)
         outcome = after.outcome()
         finish = None if outcome is None else Finish(FINISHED, outcome.winner, outcome.reason)
         clock = self.clock

@@ -85,3 +85,24 @@ def test_stopped_clock_runs_no_more() -> None:
     assert clock.deadline() is None
     assert clock.flagged(now=1000.0) is None
     assert clock.remaining(now=1000.0) == (7_000, 10_000), "stopping adds no increment"
+
+
+@given(
+    base_ms=st.integers(1_000, 600_000),
+    running=st.sampled_from([0, 1]),
+    started_at=st.floats(0, 1e6),
+    elapsed_s=st.floats(-5, 1_000),
+)
+def test_remaining_times_never_go_below_zero_and_a_clock_never_runs_backwards(
+    base_ms: int, running: int, started_at: float, elapsed_s: float
+) -> None:
+    """A clock read before its start (the host's time is monotonic, but a caller's need not be) has used
+    no time; a seat past its flag shows zero."""
+    clock = Clock(TimeControl(base_ms, 0), (base_ms, base_ms), running, started_at)
+    now = started_at + elapsed_s
+    used = max(0, round((now - started_at) * 1000))
+    expected = [base_ms, base_ms]
+    expected[running] = max(0, base_ms - used)
+    assert clock.elapsed_ms(now) == used
+    assert clock.remaining(now) == tuple(expected)
+    assert (clock.flagged(now) == running) == (expected[running] == 0)
