@@ -690,10 +690,11 @@ class MatchHost:
         request_id: RequestId,
     ) -> None:
         topic = match_topic(self.config.instance_id, live.id)
-        others = live.watchers - {requester} if requester is not None else live.watchers
         for index, event in enumerate(events):
             data = encode(event)
-            push_to(others, data)
+            for watcher in live.watchers:  # (not a set of the others: two sets made for every move)
+                if watcher is not requester:
+                    watcher.push(data)
             self.publish(topic, data)
             if requester is not None:
                 if index == 0:
