@@ -147,6 +147,26 @@ async def test_invalid_topics_and_patterns_are_refused() -> None:
             bus.subscribe(pattern)
 
 
+@pytest.mark.parametrize(
+    ("topic", "fits"),
+    [
+        pytest.param("a" * 65_535, True, id="65535-ascii-bytes"),
+        pytest.param("a" * 65_536, False, id="65536-ascii-bytes"),
+        pytest.param("\U0001f600" * 16_383 + "abc", True, id="65535-bytes-of-4-byte-characters"),
+        pytest.param("\U0001f600" * 16_384, False, id="65536-bytes-in-16384-characters"),
+        pytest.param("\u00e9" * 32_768, False, id="65536-bytes-in-32768-characters"),
+    ],
+)
+def test_a_topic_is_measured_in_utf8_bytes(topic: str, fits: bool) -> None:
+    """MQTT caps a topic at 65,535 bytes of UTF-8, whatever its length in characters."""
+    bus = InProcessBus()
+    if fits:
+        bus.publish_nowait(topic, b"x")
+    else:
+        with pytest.raises(ValueError, match="longer than 65535 bytes"):
+            bus.publish_nowait(topic, b"x")
+
+
 def test_bus_from_url_picks_the_implementation() -> None:
     assert isinstance(bus_from_url(None), InProcessBus)
     mqtt = bus_from_url("mqtt://broker.example:1884", client_id="alpha")
