@@ -572,7 +572,8 @@ class MatchHost:
                 await write
             except StorageError as error:
                 await self._write_failed(live, effects, error)
-        before, live.match = live.match, step.match
+        before = live.match
+        after = live.match = step.match
         live.log.append(step.events)
         self._send(live, step.events, requester, request_id)
         for event in step.events:
@@ -581,15 +582,14 @@ class MatchHost:
         for effect in step.effects:
             if isinstance(effect, CreateRematch):
                 self._start_rematch(live, effect.match)
-        if before.seats != live.match.seats:
+        seated = before.seats != after.seats
+        if seated:
             self._note_seats(live)
-        if (
-            before.status != live.match.status
-            or before.seats != live.match.seats
-            or before.connected != live.match.connected  # (an open match's creator gone, or back)
-        ):
+        status_changed = before.status != after.status
+        # The lobby shows a match's status and seats, and whether an open match's creator is here.
+        if seated or status_changed or before.connected != after.connected:
             self._show_in_lobby(live)
-        if live.match.is_over and not before.is_over:
+        if status_changed and after.is_over and not before.is_over:
             self.metrics.matches_finished_total += 1
             self._keep_finished(live)
         self._schedule(live)
