@@ -325,19 +325,21 @@ class Match(msgspec.Struct, frozen=True, gc=False):
     def move(self, player_id: str, ply: int, text: str, engine: EngineInfo | None, now: float) -> Step:
         """Play ``text`` for the player, answering ``ply``; a repeat of the move at that ply is a no-op."""
         seat = self._require_seat(player_id)
-        if ply < self.ply and self._played(ply, seat, text):
+        played = len(self.moves)
+        if ply < played and self._played(ply, seat, text):
             return Step(self, duplicate=True)
-        self._require_live()
+        if self.status != LIVE:  # (a live match is neither open nor over: no call to say so)
+            self._require_live()
         if self.clock is not None and self.clock.flagged(now) is not None:
             raise ProtocolError(ErrorCode.MATCH_OVER, f"time ran out in match {self.id}")
-        position = self.position
+        position = self.positions[-1]
         if position.turn != seat:
             raise ProtocolError(
                 ErrorCode.NOT_YOUR_TURN, f"it is seat {position.turn}'s turn in match {self.id}"
             )
-        if ply != self.ply:
+        if ply != played:
             raise ProtocolError(
-                ErrorCode.STALE_PLY, f"match {self.id} is at ply {self.ply}; your move answers ply {ply}"
+                ErrorCode.STALE_PLY, f"match {self.id} is at ply {played}; your move answers ply {ply}"
             )
         try:
             chosen = position.parse_move(text)
