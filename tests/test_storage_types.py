@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from sqlalchemy import Dialect, TypeDecorator
 from sqlalchemy.dialects import postgresql, sqlite
@@ -46,6 +46,7 @@ def test_sqlite_timestamps_are_the_text_sqlalchemy_would_store(value: datetime) 
 
 
 @given(st.lists(st.tuples(aware, st.integers(0, 3), st.integers(0, 999_999)), min_size=1, max_size=20))
+@example([(datetime(9999, 12, 31, 23, 59, 58, 5, tzinfo=UTC), 1, 999_999)])
 def test_one_processor_gives_every_timestamp_its_own_text(
     shifts: list[tuple[datetime, int, int]],
 ) -> None:

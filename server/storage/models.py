@@ -21,7 +21,7 @@ Indexes follow the queries the server makes:
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import (
@@ -83,21 +83,26 @@ class UTCDateTime(TypeDecorator[datetime]):
         if dialect.name != "sqlite":
             return super().bind_processor(dialect)
 
-        last: list[tuple[tuple[int, ...], str]] = [((), "")]
-        """The last second formatted and its text: one tuple, replaced whole."""
+        last: list[tuple[datetime, datetime, str]] = [(_NEVER, _NEVER, "")]
+        """The second last formatted: when it starts, when the next starts, its text. One tuple, replaced
+        whole."""
 
         def naive_utc_text(value: datetime | None) -> str | None:
             if value is None:
                 return None
             if value.tzinfo is not UTC:  # (the server's own timestamps are: no conversion to call)
                 value = _in_utc(value)
-            # The text to the second is made once a second: the whole of it, even by ``isoformat``,
-            # took 2% of a move's instructions (docs/performance.md, 2026-11-28).
-            second = (value.year, value.month, value.day, value.hour, value.minute, value.second)
-            known, text = last[0]
-            if second != known:
-                text = "{:04d}-{:02d}-{:02d} {:02d}:{:02d}:{:02d}.".format(*second)
-                last[0] = (second, text)
+            # The text to the second is made once a second: the whole of it, by ``isoformat``, took 5%
+            # of a move's instructions (docs/performance.md, 2026-11-28).
+            start, end, text = last[0]
+            if not start <= value < end:
+                start = value.replace(microsecond=0)
+                try:
+                    end = start + _ONE_SECOND
+                except OverflowError:  # (the last second of year 9999: made again each time)
+                    end = start
+                text = start.isoformat(" ")[:-6] + "."  # (without its "+00:00")
+                last[0] = (start, end, text)
             return text + str(value.microsecond).zfill(6)  # (no format spec to parse)
 
         return naive_utc_text
@@ -106,6 +111,10 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value is None:
             return None
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+_NEVER = datetime.min.replace(tzinfo=UTC)
+_ONE_SECOND = timedelta(seconds=1)
 
 
 def _in_utc(value: datetime) -> datetime:
