@@ -314,7 +314,11 @@ class _Subscribers:
         found: list[Subscription] = []
         if topic.startswith(self.wildcard_prefixes):  # (never with no wildcard pattern: no prefixes)
             levels, system_topic = topic.split("/"), topic.startswith("$")
-            found = [sub for sub in self.wildcard if _levels_match(sub.levels, levels, system_topic)]
+            found = [  # (each pattern's own prefix first: a lobby entry's topic is split against one)
+                sub
+                for sub in self.wildcard
+                if topic.startswith(sub.prefix) and _levels_match(sub.levels, levels, system_topic)
+            ]
         found.extend(self.exact.get(topic, ()))
         return found
 
