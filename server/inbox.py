@@ -178,16 +178,18 @@ class Inbox(SpreadPings):
             self._deliver(event.opcode, bytes(event.data))
 
     def _deliver(self, opcode: Opcode | None, data: bytes) -> None:
-        """Handle a whole message at once if no other is being handled, else queue it; pause reading past
-        ``max_queue``. (Nothing waits while none is handled: the handler takes each message in turn.)"""
-        if self._busy is None and self._handle is not None:
+        """Handle a whole message at once if no other is being handled or waits, else queue it behind
+        them; pause reading past ``max_queue``."""
+        if self._busy is None and self._handle is not None and self._messages is None:
             self._start(opcode, data)  # (most messages: no deque made and emptied for each)
             return
         messages = self._messages
         if messages is None:
             messages = self._messages = deque()
         messages.append((opcode, data))
-        if (high := self.max_queue_high) is not None and len(messages) > high and not self._paused:
+        if self._busy is None and self._handle is not None:  # (some wait, none is handled: the first)
+            self._handle_next()
+        elif (high := self.max_queue_high) is not None and len(messages) > high and not self._paused:
             self._paused = True
             self.transport.pause_reading()
 
