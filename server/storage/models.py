@@ -84,8 +84,8 @@ class UTCDateTime(TypeDecorator[datetime]):
             return super().bind_processor(dialect)
 
         last: list[tuple[datetime, datetime, str]] = [(_NEVER, _NEVER, "")]
-        """The second last formatted: when it starts, when the next starts, its text. One tuple, replaced
-        whole."""
+        """The latest second formatted: when it starts, when the next one starts, and its text. One
+        tuple, replaced whole."""
 
         def naive_utc_text(value: datetime | None) -> str | None:
             if value is None:
