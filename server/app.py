@@ -36,7 +36,7 @@ from server.config import ServerConfig
 from server.connection import Connection, TokenBucket
 from server.errors import ErrorCode, ProtocolError, ServerStartError
 from server.http import HttpFront
-from server.inbox import Inbox
+from server.inbox import Handled, Inbox
 from server.live import Intent, MatchHost, new_id, player_info, storage_failure
 from server.lobby import TOPIC_ROOT, Lobby
 from server.match import Match
@@ -54,7 +54,7 @@ websockets_log = logging.getLogger("server.websockets")
 and frames carry tokens."""
 websockets_log.setLevel(logging.INFO)
 
-Handler = Callable[[Connection, Any], Awaitable[object]]
+Handler = Callable[[Connection, Any], Awaitable[object] | Handled]
 
 
 class Server:
@@ -68,7 +68,10 @@ class Server:
         *,
         now: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
+        at_once: bool = True,
     ) -> None:
+        """``at_once=False`` takes every request of a match through the host's coroutine, never its
+        callbacks (see :meth:`MatchHost.act_soon`): the tests hold the two ways to the same answers."""
         self.config = config
         self.store = store
         self.bus = bus
@@ -77,7 +80,15 @@ class Server:
         self.metrics = Metrics(bus_dropped=lambda: bus.dropped_publishes)
         self.lobby = Lobby(config.instance_id, bus.publish_nowait)
         self.host = MatchHost(
-            config, store, self.lobby, bus.publish_nowait, self.metrics, now, lambda: self.ws_url
+            config,
+            store,
+            self.lobby,
+            bus.publish_nowait,
+            self.metrics,
+            now,
+            lambda: self.ws_url,
+            self._refuse_error,
+            at_once=at_once,
         )
         self.bot_catalog = BotCatalog()
         self.quota = AddressQuota(
@@ -234,7 +245,9 @@ class Server:
             self.lobby.subscribers.discard(connection)
             await self.host.disconnected(connection)
 
-    async def _receive(self, connection: Connection, frame: str | bytes) -> None:
+    def _receive(self, connection: Connection, frame: str | bytes) -> Handled:
+        """Handle a message: at once when it can be (a refusal, and most moves: see
+        :meth:`MatchHost.act_soon`), else by the future or in the coroutine returned (see :class:`Inbox`)."""
         self.metrics.requests_total += 1
         if not connection.bucket.take(self.now()):
             self._refuse(
@@ -243,29 +256,46 @@ class Server:
                 f"more than {self.config.rate_per_s:g} requests per second: request dropped",
                 protocol.peek_request_id(frame, self.config.max_message_bytes),
             )
-            return
+            return None
         try:
             request = protocol.decode_request(
                 frame, self.config.max_message_bytes, binary=isinstance(frame, bytes)
             )
         except UndecodableRequest as error:
             self._refuse(connection, error.code, error.message, error.request_id)
-            return
+            return None
         try:
             if isinstance(request, protocol.Hello):
-                await self._hello(connection, request)
+                work = self._hello(connection, request)
             elif connection.player is None:
                 raise ProtocolError(ErrorCode.HELLO_REQUIRED, "say hello first (with a name, or your token)")
-            else:  # (no coroutine of its own: one fewer object for each request waiting for a commit)
-                await self._handlers[type(request)](connection, request)
-        except ProtocolError as error:
-            self._refuse(connection, error.code, error.message, request.id)
-        except StorageError as error:
-            failure = storage_failure(error)
-            self._refuse(connection, failure.code, failure.message, request.id)
-        except Exception:
-            log.exception("request %s failed", type(request).__name__)
-            self._refuse(connection, ErrorCode.INTERNAL, "internal error: nothing was changed", request.id)
+            else:
+                work = self._handlers[type(request)](connection, request)
+        except Exception as error:
+            self._refuse_error(connection, error, request.id)
+            return None
+        if work is None or isinstance(work, asyncio.Future):
+            return work
+        return self._answering(connection, request.id, work)
+
+    async def _answering(
+        self, connection: Connection, request_id: protocol.RequestId, work: Awaitable[object]
+    ) -> None:
+        """Wait for ``work``, which answers a request; refuse the request if it fails."""
+        try:
+            await work
+        except Exception as error:
+            self._refuse_error(connection, error, request_id)
+
+    def _refuse_error(self, connection: Connection, error: Exception, request_id: protocol.RequestId) -> None:
+        """Refuse a request that failed with ``error``: as the refusal or the store's failure says, or else
+        as an internal error, logged."""
+        if isinstance(error, StorageError):
+            error = storage_failure(error)
+        elif not isinstance(error, ProtocolError):
+            log.error("request %r failed", request_id, exc_info=error)
+            error = ProtocolError(ErrorCode.INTERNAL, "internal error: nothing was changed")
+        self._refuse(connection, error.code, error.message, request_id)
 
     def _refuse(
         self, connection: Connection, code: ErrorCode, message: str, request_id: protocol.RequestId
@@ -377,16 +407,13 @@ class Server:
         await self.host.note_bot_status(live, note)
         connection.send(protocol.Ok(id=request.id))
 
-    def _act(self, connection: Connection, request: Any) -> Awaitable[object]:
-        """Every request that a seated player makes within a match.
-
-        Not a coroutine itself: the host's is the one that waits for the commit, and under load every
-        move waits at once (one coroutine fewer each for the garbage collector to scan).
-        """
+    def _act(self, connection: Connection, request: Any) -> Handled:
+        """Every request that a seated player makes within a match: in callbacks when it can be, else
+        in the host's coroutine (see :meth:`MatchHost.act_soon`)."""
         assert connection.player_id is not None
         resend = (request.ply, request.move) if isinstance(request, protocol.PlayMove) else None
         intent = _intent(request, connection.player_id)
-        return self.host.act(request.match_id, intent, connection, request.id, resend)
+        return self.host.act_soon(request.match_id, intent, connection, request.id, resend)
 
 
 def _intent(request: Request, player_id: str) -> Intent:

@@ -1,5 +1,5 @@
-"""A connection's messages handed to a handler one at a time, each in a task of its own, not read with
-websockets' ``recv``.
+"""A connection's messages handed to a handler one at a time, as they come, not read with websockets'
+``recv``.
 
 websockets' ``recv`` makes three coroutines and a future for every message
 (``Connection.recv``, ``Assembler.get``, ``SimpleQueue.get``), and a connection
@@ -10,8 +10,14 @@ player between moves. The garbage collector's young and middle passes visit
 everything that lives that long, twice, and with 10,000 connections these were
 half of what they visited (docs/performance.md, 2026-11-25). So a quiet
 connection here holds nothing for its next message: a whole message goes from
-the protocol straight to a task that handles it, or, while another is being
-handled, into a deque, whose first message's task starts once that one is done.
+the protocol straight to its handler, or, while another is being handled, into
+a deque, whose first message goes to the handler once that one is done.
+
+The handler handles a message at once, or hands back a future, or the
+coroutine that handles it, which runs in a task of its own: the next message
+waits for either. Most moves need no task (see
+:meth:`server.live.MatchHost.act_soon`), and a task with its coroutines was a
+tenth of a move's instructions.
 
 What ``recv`` guarantees stays: messages in order, fragments put together, a
 text message decoded as UTF-8 or the connection failed (1007), reading paused
@@ -40,7 +46,10 @@ from websockets.streams import StreamReader
 
 from server.keepalive import SpreadPings
 
-Handler = Callable[[str | bytes], Coroutine[Any, Any, None]]
+Handled = Coroutine[Any, Any, None] | asyncio.Future[Any] | None
+"""What a handler hands back: ``None`` once the message is handled, a future done once it is, or the
+coroutine that handles it, to run in a task of its own."""
+Handler = Callable[[str | bytes], Handled]
 """What handles one message: ``str`` from a text frame, ``bytes`` from a binary one."""
 
 _OVERFLOWED: list[Frame] = []
@@ -108,8 +117,8 @@ class Inbox(SpreadPings):
         self._fragments: list[Frame] | None = None
         """The frames of a fragmented message so far."""
         self._handle: Handler | None = None
-        self._busy: asyncio.Task[None] | None = None
-        """The task handling a message, while one does: the next waits for it."""
+        self._busy: asyncio.Future[Any] | None = None
+        """The task or future of the message being handled, while one is: the next waits for it."""
         self._served: asyncio.Future[None] | None = None
         self._paused = False
 
@@ -187,14 +196,14 @@ class Inbox(SpreadPings):
         if messages is None:
             messages = self._messages = deque()
         messages.append((opcode, data))
-        if self._busy is None and self._handle is not None:  # (some wait, none is handled: the first)
-            self._handle_next()
+        if self._busy is None and self._handle is not None:  # (some wait, none is handled: on with them)
+            self._go_on()
         elif (high := self.max_queue_high) is not None and len(messages) > high and not self._paused:
             self._paused = True
             self.transport.pause_reading()
 
     def serve_messages(self, handle: Handler) -> asyncio.Future[None]:
-        """Hand every message to ``handle``, one at a time and in order, each in a task of its own.
+        """Hand every message to ``handle``, one at a time and in order (see :data:`Handled`).
 
         The future is done once the connection is closed and every message that came before the close
         is handled. (A future, not a coroutine: a coroutine waiting for the close would hold its frame,
@@ -204,11 +213,11 @@ class Inbox(SpreadPings):
         served = self._served = self.loop.create_future()
         self.connection_lost_waiter.add_done_callback(self._closed)
         if self._messages is not None:  # (some came before the handler began)
-            self._handle_next()
+            self._go_on()
         return served
 
     def _closed(self, _: asyncio.Future[None]) -> None:
-        if self._busy is None:  # (else the task in hand, and any after it, are handled first)
+        if self._busy is None:  # (else the message in hand, and any after it, are handled first)
             self._done_serving()
 
     def _done_serving(self) -> None:
@@ -216,39 +225,68 @@ class Inbox(SpreadPings):
         if served is not None and not served.done():
             served.set_result(None)
 
-    def _handle_next(self) -> None:
-        """Start the task for the first waiting message."""
-        messages = self._messages
-        assert messages is not None
-        opcode, data = messages.popleft()
-        if not messages:
-            self._messages = None
-        if self._paused and len(messages) <= self._resume_below:
-            self._paused = False
-            self.transport.resume_reading()
-        self._start(opcode, data)
+    def _go_on(self) -> None:
+        """Hand over the waiting messages, one by one, until one is being handled; once none is left and
+        the connection is closed, serving is done."""
+        while self._busy is None:
+            messages = self._messages
+            if messages is None:
+                if self.connection_lost_waiter.done():
+                    self._done_serving()
+                return
+            opcode, data = messages.popleft()
+            if not messages:
+                self._messages = None
+            if self._paused and len(messages) <= self._resume_below:
+                self._paused = False
+                self.transport.resume_reading()
+            self._start(opcode, data)
 
     def _start(self, opcode: Opcode | None, data: bytes) -> None:
-        """Start the task that handles one message: ``None`` for one of too many fragments."""
-        assert self._handle is not None
-        work: Coroutine[Any, Any, None]
+        """Hand one message to the handler (``None`` for one of too many fragments); until what it hands
+        back is done, the next waits."""
+        handle = self._handle
+        assert handle is not None
+        handled: Handled
         if opcode is BINARY:
-            work = self._handle(data)
+            handled = self._handed(handle, data)
         elif opcode is TEXT:
             try:
                 text = data.decode()
             except UnicodeDecodeError as error:
-                work = self._fail(CloseCode.INVALID_DATA, f"{error.reason} at position {error.start}", error)
+                reason = f"{error.reason} at position {error.start}"
+                handled = self._fail(CloseCode.INVALID_DATA, reason, error)
             else:
-                work = self._handle(text)
+                handled = self._handed(handle, text)
         else:
-            work = self._fail(CloseCode.MESSAGE_TOO_BIG, "too many fragments", None)
+            handled = self._fail(CloseCode.MESSAGE_TOO_BIG, "too many fragments", None)
+        if handled is None:
+            return
+        if isinstance(handled, asyncio.Future):
+            self._busy = handled
+            handled.add_done_callback(self._handled)
+            return
         # A ``Task`` made directly, and named: ``create_task`` names each task "Task-N", formatted in C
         # for every message (0.6% of a move's instructions), and uvloop's adds a call around it.
-        self._busy = asyncio.Task(self._handling(work), loop=self.loop, name=_TASK_NAME)
+        self._busy = asyncio.Task(self._handling(handled), loop=self.loop, name=_TASK_NAME)
+
+    def _handed(self, handle: Handler, message: str | bytes) -> Handled:
+        """What ``handle`` hands back for ``message``; ``None`` if it failed at once (logged)."""
+        try:
+            return handle(message)
+        except Exception:
+            self.logger.error("handling a message failed", exc_info=True)
+            return None
+
+    def _handled(self, handling: asyncio.Future[Any]) -> None:
+        """The future a handler handed back is done: on with the next message."""
+        if not handling.cancelled() and handling.exception() is not None:
+            self.logger.error("handling a message failed", exc_info=handling.exception())
+        self._busy = None
+        self._go_on()
 
     async def _handling(self, work: Coroutine[Any, Any, None]) -> None:
-        """Run ``work``, then start on the next message. (Not a done callback: the loop would make a
+        """Run ``work``, then go on with the next message. (Not a done callback: the loop would make a
         handle and its arguments for each, and a commit that answers thousands of moves at once leaves
         thousands of them waiting for their turn, which the young collections then visit.)"""
         try:
@@ -257,10 +295,7 @@ class Inbox(SpreadPings):
             self.logger.error("handling a message failed", exc_info=True)
         finally:
             self._busy = None
-            if self._messages is not None:
-                self._handle_next()
-            elif self.connection_lost_waiter.done():
-                self._done_serving()
+            self._go_on()
 
     async def _fail(self, code: CloseCode, reason: str, error: Exception | None) -> None:
         """Fail the connection as ``recv`` does; what waits to be handled is dropped."""

@@ -24,7 +24,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal, Protocol
+from typing import Protocol
 
 import msgspec
 
@@ -54,6 +54,7 @@ from server.match import (
     SaveStart,
     Step,
 )
+from server.matchlock import MatchLock
 from server.metrics import Metrics
 from server.protocol import (
     BotStatus,
@@ -93,6 +94,8 @@ class Intent(Protocol):
 
 Resend = tuple[int, str]
 """A move request's ply and move text: what a resend of a move must repeat."""
+Refuse = Callable[[Connection, Exception, RequestId], None]
+"""Sends a requester the refusal for what made its request fail, with the request's id."""
 TICK_RETRY_S = 1.0
 EXPIRY_RETRY_S = 1.0
 """How long the end of a finished match's time in memory is put off while a request acts on it."""
@@ -133,26 +136,6 @@ def storage_failure(error: StorageError) -> ProtocolError:
     return ProtocolError(ErrorCode.UNAVAILABLE, f"not stored, try again: {error}")
 
 
-class MatchLock(asyncio.Lock):
-    """asyncio's lock that also counts the requests waiting for it, which asyncio keeps private."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.waiting = 0
-
-    def acquire(self) -> Coroutine[object, object, Literal[True]]:
-        if not self.locked() and not self.waiting:  # (taken at once: nobody waits, no coroutine more)
-            return super().acquire()
-        return self._wait_for_it()
-
-    async def _wait_for_it(self) -> Literal[True]:
-        self.waiting += 1
-        try:
-            return await super().acquire()
-        finally:
-            self.waiting -= 1
-
-
 @dataclass(eq=False)
 class LiveMatch:
     """A match in memory with what serving it needs: its lock, event log, followers and timers."""
@@ -184,10 +167,10 @@ class LiveMatch:
 
     @property
     def in_use(self) -> bool:
-        """Whether a request holds the lock or waits for it. Forgetting the match then would leave that
-        request acting on a copy no one follows (a rematch it starts would reach neither player). The
-        waiters count too: from a release until the next holder wakes up, the lock is free."""
-        return self.lock.locked() or self.lock.waiting > 0
+        """Whether a request holds the lock or waits for it (a waiter holds it once it is handed over).
+        Forgetting the match then would leave that request acting on a copy no one follows (a rematch it
+        starts would reach neither player)."""
+        return self.lock.locked()
 
 
 class MatchHost:
@@ -202,6 +185,9 @@ class MatchHost:
         metrics: Metrics,
         now: Callable[[], float],
         ws_url: Callable[[], str],
+        refuse: Refuse,
+        *,
+        at_once: bool = True,
     ) -> None:
         self.config = config
         self.store = store
@@ -211,6 +197,11 @@ class MatchHost:
         self.metrics = metrics
         self.now = now
         self.ws_url = ws_url
+        self.refuse = refuse
+        """Refuses a request decided in callbacks (:meth:`act_soon`) whose commit then failed."""
+        self.at_once = at_once
+        """Whether :meth:`act_soon` decides requests in callbacks when it can; without, every request
+        takes :meth:`act`'s coroutine (the tests hold the two ways to the same answers)."""
         self.matches: dict[str, LiveMatch] = {}
         self._seated: dict[str, dict[str, None]] = {}
         """For each player, the ids of the matches in memory where they hold a seat, in the order they
@@ -417,6 +408,113 @@ class MatchHost:
             push_to(live.watchers, encode(BotStatusNote(match_id=live.id, bot_status=note)))
             self._show_in_lobby(live)
 
+    def act_soon(
+        self,
+        match_id: str,
+        intent: Intent,
+        requester: Connection,
+        request_id: RequestId,
+        resend: Resend | None = None,
+    ) -> asyncio.Future[None] | Coroutine[object, object, Step] | None:
+        """:meth:`act` in callbacks, when it can be: ``None`` once the request is answered, or a future
+        done once it is; else :meth:`act`'s coroutine, to run.
+
+        A request whose match is in memory, free, sure of its store and not due for a decision by time
+        is decided at once, and answered from its commit's callback: no task, and no coroutine waiting
+        for the commit. Most moves are, and a task with its coroutines was near a tenth of a move's
+        instructions (docs/performance.md). A refusal is raised here, or, after a commit that failed, sent
+        with ``refuse``. Both ways hold the lock as :meth:`act` does, and answer as it does
+        (``tests/test_server_paths.py`` holds the two to the same replies and rows).
+        """
+        live = self.matches.get(match_id)
+        if (
+            not self.at_once
+            or live is None
+            or live.unsure_ply is not None
+            or live.unsure_finish
+            or (live.timer is not None and self.now() >= live.timer_due)
+            or not live.lock.try_acquire()
+        ):
+            return self.act(match_id, intent, requester, request_id, resend)
+        try:
+            if live.expiry is not None:  # (over: a rematch offer or a word after the game)
+                self._touch(live)
+            step = intent(live.match, now=self.now())
+            if step.duplicate:
+                requester.send(self._state(live, requester, request_id))
+            elif (write := self._commit(live, step)) is not None:
+                answered = self._loop.create_future()
+                write.add_done_callback(
+                    functools.partial(self._committed, live, step, requester, request_id, answered)
+                )
+                return answered  # (the lock held until then)
+            else:
+                self._enact(live, step, requester, request_id)
+        except BaseException:
+            live.lock.release()
+            raise
+        live.lock.release()
+        return None
+
+    def _committed(
+        self,
+        live: LiveMatch,
+        step: Step,
+        requester: Connection,
+        request_id: RequestId,
+        answered: asyncio.Future[None],
+        write: asyncio.Future[None],
+    ) -> None:
+        """The commit of a step decided in callbacks is over: enact the step, which answers; or, should
+        the commit have failed, do in a task what :meth:`act` does then."""
+        if write.cancelled():  # (the store closed under it: nothing to answer)
+            live.lock.release()
+            answered.cancel()
+            return
+        error = write.exception()
+        if error is not None:
+            task = asyncio.Task(
+                self._commit_failed(live, step, requester, request_id, answered, error),
+                loop=self._loop,
+                name=f"plyarena-failed-commit-{live.id}",
+            )
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            return
+        try:
+            self._enact(live, step, requester, request_id)
+        except Exception as failure:
+            self.refuse(requester, failure, request_id)
+        finally:
+            live.lock.release()
+            answered.set_result(None)
+
+    async def _commit_failed(
+        self,
+        live: LiveMatch,
+        step: Step,
+        requester: Connection,
+        request_id: RequestId,
+        answered: asyncio.Future[None],
+        error: BaseException,
+    ) -> None:
+        """As :meth:`act` after a failed commit: enact the step if it is found stored after all, else
+        settle what the store holds and refuse. The lock is held, and let go here."""
+        try:
+            if not isinstance(error, StorageError):
+                raise error
+            try:
+                await self._write_failed(live, step.effects, error)
+            except ProtocolError as refusal:
+                await self._settle_after(live, refusal)
+                raise
+            self._enact(live, step, requester, request_id)
+        except Exception as failure:
+            self.refuse(requester, failure, request_id)
+        finally:
+            live.lock.release()
+            answered.set_result(None)
+
     async def act(
         self,
         match_id: str,
@@ -436,8 +534,9 @@ class MatchHost:
             self._touch(live)
         # The lock taken and let go by hand: ``async with`` would make two more coroutines a request
         # (the lock's ``__aenter__`` and ``__aexit__``), and keep one more object alive while the
-        # request waits for its commit.
-        await live.lock.acquire()
+        # request waits for its commit; and a free lock is taken with no coroutine at all.
+        if not live.lock.try_acquire():
+            await live.lock.acquire()
         try:
             if live.unsure_ply is not None or live.unsure_finish:  # (rare: no coroutine made otherwise)
                 answered = await self._settle_unsure_move(live, requester, request_id, resend)
@@ -455,15 +554,19 @@ class MatchHost:
                 return step
             try:
                 await self._apply(live, step, requester, request_id)
-            except ProtocolError as error:
-                if error.code != ErrorCode.UNAVAILABLE and live.unsure_ply is not None:
-                    # The store holds a move this match has not played: play it now, then refuse.
-                    with contextlib.suppress(ProtocolError):
-                        await self._settle_unsure_move(live)
+            except ProtocolError as refusal:
+                await self._settle_after(live, refusal)
                 raise
             return step
         finally:
             live.lock.release()
+
+    async def _settle_after(self, live: LiveMatch, refusal: ProtocolError) -> None:
+        """After a request's commit was refused for a reason other than the store being unavailable,
+        with a ply left unsure: the store holds a move this match has not played, so play it now."""
+        if refusal.code != ErrorCode.UNAVAILABLE and live.unsure_ply is not None:
+            with contextlib.suppress(ProtocolError):
+                await self._settle_unsure_move(live)
 
     # ----------------------------------------------------------------- the commit path
 
@@ -558,20 +661,37 @@ class MatchHost:
         request_id: RequestId = None,
     ) -> None:
         """Commit ``step``'s effects, then adopt its state and send its events. Hold ``live.lock``."""
-        if not step.events and not step.effects:
-            live.match = step.match
-            return
-        effects = step.effects
-        if effects and not step.stored:  # (committed together: a step is stored whole, or not at all)
-            at = datetime.now(UTC)
-            if len(effects) == 1:
-                write = self.store.commit(self._rows(live, effects[0], at))
-            else:
-                write = self.store.commit(*(self._rows(live, effect, at) for effect in effects))
+        write = self._commit(live, step)
+        if write is not None:
             try:
                 await write
             except StorageError as error:
-                await self._write_failed(live, effects, error)
+                await self._write_failed(live, step.effects, error)
+        self._enact(live, step, requester, request_id)
+
+    def _commit(self, live: LiveMatch, step: Step) -> asyncio.Future[None] | None:
+        """Start committing ``step``'s effects, all in one transaction (a step is stored whole, or not at
+        all); ``None`` if there is nothing to commit."""
+        effects = step.effects
+        if not effects or step.stored:
+            return None
+        at = datetime.now(UTC)
+        if len(effects) == 1:
+            return self.store.commit(self._rows(live, effects[0], at))
+        return self.store.commit(*(self._rows(live, effect, at) for effect in effects))
+
+    def _enact(
+        self,
+        live: LiveMatch,
+        step: Step,
+        requester: Connection | None,
+        request_id: RequestId,
+    ) -> None:
+        """Make ``step``'s match the match, log and send its events, and follow up on what changed: once
+        its effects are committed. Hold ``live.lock``."""
+        if not step.events and not step.effects:
+            live.match = step.match
+            return
         before = live.match
         after = live.match = step.match
         live.log.append(step.events)

@@ -280,3 +280,41 @@ def test_frames_read_past_the_parser_come_out_as_through_it(frames: list[bytes],
         assert await _feed(chunks, Inbox) == await _feed(chunks, ThroughTheParser)
 
     asyncio.run(both())
+
+
+class AtOnce(Reader):
+    """A handler that handles most messages at once, hands back a future for ``later...``, and fails
+    at once on ``raise``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pending: list[asyncio.Future[None]] = []
+
+    def handle(self, message: str | bytes) -> asyncio.Future[None] | None:  # type: ignore[override]
+        self.messages.append(message)
+        if message == "raise":
+            raise RuntimeError("a handler that fails at once")
+        if isinstance(message, str) and message.startswith("later"):
+            self.pending.append(asyncio.get_running_loop().create_future())
+            return self.pending[-1]
+        return None
+
+
+async def test_a_handler_answers_at_once_or_by_a_future_that_the_next_message_waits_for(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    reader = AtOnce()
+    with caplog.at_level(logging.ERROR):
+        async with reading(reader) as client:
+            for message in ("a", "later 1", "b", "raise", "c", "later 2", "d"):
+                await client.send(message)
+            await asyncio.sleep(0.1)
+            assert reader.messages == ["a", "later 1"], "the rest wait for the future"
+            reader.pending[0].set_result(None)
+            await asyncio.sleep(0.1)
+            assert reader.messages == ["a", "later 1", "b", "raise", "c", "later 2"]
+            reader.pending[1].set_exception(RuntimeError("a future that fails"))
+        await asyncio.wait_for(reader.done.wait(), 5)
+    assert reader.messages == ["a", "later 1", "b", "raise", "c", "later 2", "d"]
+    failures = [record for record in caplog.records if "handling a message failed" in record.getMessage()]
+    assert len(failures) == 2, "the handler that raised, and the future that failed"

@@ -471,7 +471,7 @@ def test_event_log_returns_exactly_what_was_missed_or_admits_it_cannot() -> None
 
 async def test_a_match_is_in_use_while_a_request_holds_its_lock_or_waits_for_it() -> None:
     """What keeps a finished match from being forgotten under a request: the lock's holder, and a waiter
-    it was handed to but that has not woken yet (the lock is free meanwhile)."""
+    it was handed to but that has not woken yet (the lock is still held, for it)."""
     live = LiveMatch(live_match(), EventLog(id="L", capacity=4), datetime.now(UTC))
     assert not live.in_use
     await live.lock.acquire()
@@ -479,7 +479,7 @@ async def test_a_match_is_in_use_while_a_request_holds_its_lock_or_waits_for_it(
     waiter = asyncio.create_task(live.lock.acquire())
     await asyncio.sleep(0)  # (one turn of the loop: the waiter queues up)
     live.lock.release()
-    assert not live.lock.locked() and live.in_use, "handed over, not taken yet"
+    assert live.lock.locked() and live.in_use, "handed over, not woken yet"
     await waiter
     live.lock.release()
     assert not live.in_use
