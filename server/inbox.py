@@ -104,7 +104,7 @@ class KeptLists(ServerProtocol):
 class Inbox(SpreadPings):
     """A server connection whose handler hands its messages to :meth:`serve_messages`, never ``recv``."""
 
-    __slots__ = ("_busy", "_fragments", "_handle", "_messages", "_paused", "_served")
+    __slots__ = ("_at_a_frame", "_busy", "_fragments", "_handle", "_messages", "_paused", "_served")
 
     def __init__(self, protocol: ServerProtocol, *args: Any, **kwargs: Any) -> None:
         super().__init__(protocol, *args, **kwargs)
@@ -121,6 +121,8 @@ class Inbox(SpreadPings):
         """The task or future of the message being handled, while one is: the next waits for it."""
         self._served: asyncio.Future[None] | None = None
         self._paused = False
+        self._at_a_frame = False
+        """Known to be true of websockets' parser: it waits for a new frame (see :meth:`data_received`)."""
 
     def data_received(self, data: bytes) -> None:
         """Take the whole small messages at the front of ``data`` without websockets' parser.
@@ -136,13 +138,8 @@ class Inbox(SpreadPings):
         websockets as it came, and its parser, still at a frame's start, checks and answers it as ever.
         """
         protocol = self.protocol
-        if (
-            protocol.state is not OPEN
-            or protocol.current_size is not None
-            or protocol.debug
-            or protocol.reader.buffer
-            or not _waiting_for_a_frame(protocol)
-        ):
+        if protocol.state is not OPEN or not (self._at_a_frame or self._check_at_a_frame(protocol)):
+            self._at_a_frame = False
             super().data_received(data)
             return
         most, size, start = protocol.max_message_size, len(data), 0
@@ -160,7 +157,20 @@ class Inbox(SpreadPings):
         if start:
             self.heard = True  # (frames from the peer: see SpreadPings)
         if start < size:
+            self._at_a_frame = False
             super().data_received(data[start:] if start else data)
+
+    def _check_at_a_frame(self, protocol: ServerProtocol) -> bool:
+        """Whether websockets' parser waits for a new frame with nothing buffered and no fragmented
+        message under way; remembered in ``_at_a_frame`` until data goes to the parser again, for
+        nothing else moves it (frames read here leave it where it was)."""
+        self._at_a_frame = (
+            protocol.current_size is None
+            and not protocol.debug
+            and not protocol.reader.buffer
+            and _waiting_for_a_frame(protocol)
+        )
+        return self._at_a_frame
 
     def process_event(self, event: Event) -> None:
         if not isinstance(event, Frame) or event.opcode not in DATA_OPCODES:
