@@ -84,9 +84,8 @@ class Side:
 
 @dataclass
 class Table:
-    """Two players' connections to one server and the match they play, as the answers tell it."""
+    """The match two players play on one server, as the answers tell it."""
 
-    players: tuple[ArenaClient, ArenaClient]
     match_id: str
     match_ids: list[str] = field(default_factory=list)
     turn: int = 0
@@ -158,7 +157,7 @@ async def play_match(
     script: list[tuple[str, Any, Any]],
 ) -> dict[str, Any]:
     state = await open_match(*players, GAME, time_control=TIME_CONTROL)
-    table = Table(players, state["match_id"], [state["match_id"]])
+    table = Table(state["match_id"], [state["match_id"]])
     table.note(state)
     for kind, who, detail in script:
         if kind == "wait":
