@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -156,6 +157,9 @@ async def play_match(
     players: tuple[ArenaClient, ArenaClient],
     script: list[tuple[str, Any, Any]],
 ) -> dict[str, Any]:
+    """Open a match between ``players`` and play ``script`` in it, each action's requests sent at once
+    and their answers awaited, then one round trip each to let every event arrive."""
+    ids = itertools.count(10_000)  # (the clients number their own requests from 1)
     state = await open_match(*players, GAME, time_control=TIME_CONTROL)
     table = Table(state["match_id"], [state["match_id"]])
     table.note(state)
@@ -167,7 +171,7 @@ async def play_match(
         actions = detail if kind == "burst" else [(kind, who, detail)]
         sent = []
         for action, _, pick in actions:
-            request_id = next(players[seat]._ids)
+            request_id = next(ids)
             sent.append(request_id)
             await players[seat].send({"id": request_id, **table.request(action, pick)})
         for request_id in sent:
