@@ -7,9 +7,10 @@ import random
 import statistics
 
 import pytest
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import connect
 
 from bots.loadgen.dephasing import opening_plies, random_game_length
+from bots.loadgen.direct import DirectClient
 from bots.loadgen.recording import Pacing, Recorder
 from bots.loadgen.scripted import ScriptedPair
 from server.app import Server
@@ -27,8 +28,11 @@ def test_openings_spread_over_a_games_plies_as_a_random_moment_falls_in_a_random
     assert expected > statistics.fmean(lengths) / 2
 
 
-async def _player(server: Server, name: str) -> ClientConnection:
-    websocket = await connect(server.ws_url, compression=None, ping_interval=None)
+async def _player(server: Server, name: str) -> DirectClient:
+    websocket = await connect(
+        server.ws_url, compression=None, ping_interval=None, create_connection=DirectClient
+    )
+    assert isinstance(websocket, DirectClient)
     await websocket.send(f'{{"type":"hello","name":"{name}"}}')
     assert '"type":"welcome"' in await websocket.recv()
     return websocket

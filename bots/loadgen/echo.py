@@ -16,11 +16,11 @@ import os
 import signal
 from multiprocessing.connection import Connection
 
-from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.connection import broadcast
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
+from bots.loadgen.direct import DirectClient
 from bots.loadgen.limits import raise_open_files_limit
 from bots.loadgen.recording import Pacing, Recorder
 from server import eventloop
@@ -55,30 +55,24 @@ async def _serve_until_terminated(port_out: Connection) -> None:
 class EchoPinger:
     """One connection that sends a payload when its beat is due and times the echo."""
 
-    def __init__(
-        self, websocket: ClientConnection, payload: bytes, pacing: Pacing, recorder: Recorder
-    ) -> None:
+    def __init__(self, websocket: DirectClient, payload: bytes, pacing: Pacing, recorder: Recorder) -> None:
         self.websocket = websocket
         self.payload = payload
         self.pacing = pacing
         self.recorder = recorder
         self.beat = pacing.new_beat()
         self.sent_at = 0.0
-        self.reader = asyncio.get_running_loop().create_task(self._read(), name="loadgen echo")
+        self.loop = asyncio.get_running_loop()
+        websocket.on_message = self._echoed  # (as the scripted players read theirs: see bots.loadgen.direct)
         pacing.request(self.beat, self._send)
 
     def _send(self) -> None:
-        self.sent_at = asyncio.get_running_loop().time()
+        self.sent_at = self.loop.time()
         broadcast([self.websocket], self.payload, text=True)
 
-    async def _read(self) -> None:
-        recv = self.websocket.recv
-        loop = asyncio.get_running_loop()
-        with contextlib.suppress(ConnectionClosed):
-            while True:
-                await recv(decode=False)
-                self.recorder.round_trip(self.sent_at, loop.time())
-                self.pacing.request(self.beat, self._send)
+    def _echoed(self, _: bytes) -> None:
+        self.recorder.round_trip(self.sent_at, self.loop.time())
+        self.pacing.request(self.beat, self._send)
 
     def stop(self) -> None:
-        self.reader.cancel()
+        self.websocket.on_message = None

@@ -13,9 +13,10 @@ back in step. Before the measured play each pair plays an opening of random
 length at the flat-out pace, so that the matches are spread over their games'
 plies rather than in step (:mod:`bots.loadgen.dephasing`).
 
-Sending never waits (``broadcast`` to one connection), and each connection has
-one task that reads it: the least a client can cost, so that the load
-generator's CPU goes into the connections, not the script.
+Sending never waits (``broadcast`` to one connection), and each message goes
+from the protocol straight to its player (:mod:`bots.loadgen.direct`): the
+least a client can cost, so that the load generator's CPU goes into the
+connections, not the script.
 """
 
 from __future__ import annotations
@@ -26,10 +27,9 @@ import random
 from typing import Any
 
 import msgspec
-from websockets.asyncio.client import ClientConnection
 from websockets.asyncio.connection import broadcast
-from websockets.exceptions import ConnectionClosed
 
+from bots.loadgen.direct import DirectClient
 from bots.loadgen.recording import Pacing, Recorder
 
 log = logging.getLogger(__name__)
@@ -89,7 +89,7 @@ class ScriptedPlayer:
         "you",
     )
 
-    def __init__(self, websocket: ClientConnection, pair: ScriptedPair) -> None:
+    def __init__(self, websocket: DirectClient, pair: ScriptedPair) -> None:
         self.websocket = websocket
         self.pair = pair
         self.match_id: str | None = None
@@ -113,18 +113,12 @@ class ScriptedPlayer:
         broadcast([self.websocket], _encode(request), text=True)
         return request_id
 
-    async def read(self) -> None:
-        """Handle every message until the connection closes."""
-        recv = self.websocket.recv
+    def on_frame(self, frame: bytes) -> None:
+        """Handle one message from the server, as it comes."""
         try:
-            while True:
-                frame = await recv(decode=False)
-                try:
-                    self.on_message(_decode(frame))
-                except Exception:
-                    log.exception("scripted player: cannot handle %r", frame[:200])
-        except ConnectionClosed:
-            pass
+            self.on_message(_decode(frame))
+        except Exception:
+            log.exception("scripted player: cannot handle %r", frame[:200])
 
     def on_message(self, message: Incoming) -> None:
         kind = message.type
@@ -225,8 +219,8 @@ class ScriptedPair:
 
     def __init__(
         self,
-        host: ClientConnection,
-        guest: ClientConnection,
+        host: DirectClient,
+        guest: DirectClient,
         *,
         game: str,
         time_control: str,
@@ -252,10 +246,8 @@ class ScriptedPair:
         self._opened: asyncio.Future[str] = loop.create_future()
         self.live: asyncio.Future[None] = loop.create_future()
         self._opening_played: asyncio.Future[None] = loop.create_future()
-        self.readers = [
-            loop.create_task(self.host.read(), name="loadgen host"),
-            loop.create_task(self.guest.read(), name="loadgen guest"),
-        ]
+        host.on_message = self.host.on_frame
+        guest.on_message = self.guest.on_frame
 
     async def start(self) -> None:
         """Open a public match and join it; return once both players see it live and have played the
@@ -311,5 +303,6 @@ class ScriptedPair:
                 future.exception()  # retrieved: the other future carries the same news to start()
 
     def stop(self) -> None:
-        for reader in self.readers:
-            reader.cancel()
+        """Stop handling the players' messages."""
+        for player in (self.host, self.guest):
+            player.websocket.on_message = None

@@ -21,7 +21,7 @@ from collections.abc import Awaitable
 from multiprocessing.connection import Connection
 from typing import Any
 
-from websockets.asyncio.client import ClientConnection, connect
+from websockets.asyncio.client import connect
 
 from bots.client import BotSpec
 from bots.loadgen.bot_pairs import BotPair
@@ -43,6 +43,7 @@ from bots.loadgen.commands import (
     Window,
 )
 from bots.loadgen.dephasing import opening_plies
+from bots.loadgen.direct import DirectClient
 from bots.loadgen.echo import EchoPinger
 from bots.loadgen.limits import raise_open_files_limit
 from bots.loadgen.recording import Pacing, Recorder
@@ -79,7 +80,7 @@ class Worker:
         self.rng = random.Random(index)
         self.pacing = Pacing()
         self.recorder = Recorder()
-        self.connections: list[ClientConnection] = []
+        self.connections: list[DirectClient] = []
         self.pairs: list[ScriptedPair] = []
         self.pingers: list[EchoPinger] = []
         self.bot_pairs: list[BotPair] = []
@@ -122,11 +123,17 @@ class Worker:
         started = time.monotonic()
         gate = asyncio.Semaphore(OPENING_AT_ONCE)
 
-        async def open_one(number: int) -> ClientConnection:
+        async def open_one(number: int) -> DirectClient:
             async with gate:
                 websocket = await connect(
-                    command.url, compression=None, ping_interval=None, open_timeout=60, proxy=None
+                    command.url,
+                    compression=None,
+                    ping_interval=None,
+                    open_timeout=60,
+                    proxy=None,
+                    create_connection=DirectClient,
                 )
+                assert isinstance(websocket, DirectClient)
                 if command.hello:
                     name = f"{command.name_prefix}-{self.index}-{number}"
                     await websocket.send(f'{{"type":"hello","name":"{name}"}}')
@@ -143,7 +150,7 @@ class Worker:
         return Opened(*self._keep(results), seconds=time.monotonic() - started)
 
     def _keep(self, results: list[Any]) -> tuple[int, int, str | None]:
-        opened = [result for result in results if isinstance(result, ClientConnection)]
+        opened = [result for result in results if isinstance(result, DirectClient)]
         errors = [result for result in results if isinstance(result, BaseException)]
         self.connections.extend(opened)
         first_error = f"{type(errors[0]).__name__}: {errors[0]}" if errors else None
