@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import pytest
 from websockets.asyncio.client import connect
@@ -23,24 +25,31 @@ async def talk(websocket: ServerConnection) -> None:
         await websocket.ping()
 
 
-async def test_messages_go_to_the_callback_once_set_and_to_recv_before() -> None:
+@asynccontextmanager
+async def welcomed() -> AsyncIterator[DirectClient]:
+    """A client of :func:`talk`, its welcome read with ``recv``."""
     async with serve(talk, "127.0.0.1", 0, compression=None) as server:
         port = server.sockets[0].getsockname()[1]
         async with connect(f"ws://127.0.0.1:{port}", create_connection=DirectClient) as client:
             assert isinstance(client, DirectClient)
             assert await client.recv() == "welcome"
-            received: list[bytes] = []
-            done = asyncio.Event()
+            yield client
 
-            def take(message: bytes) -> None:
-                received.append(message)
-                if len(received) == 6:
-                    done.set()
 
-            client.on_message = take
-            await client.send("one")
-            await client.send("two")
-            await asyncio.wait_for(done.wait(), 5)
+async def test_messages_go_to_the_callback_once_set_and_to_recv_before() -> None:
+    async with welcomed() as client:
+        received: list[bytes] = []
+        done = asyncio.Event()
+
+        def take(message: bytes) -> None:
+            received.append(message)
+            if len(received) == 6:
+                done.set()
+
+        client.on_message = take
+        await client.send("one")
+        await client.send("two")
+        await asyncio.wait_for(done.wait(), 5)
     assert received == [
         b"text one",
         b"frag0 frag1 frag2 ",
@@ -54,37 +63,29 @@ async def test_messages_go_to_the_callback_once_set_and_to_recv_before() -> None
 async def test_a_callback_that_fails_is_logged_and_the_next_message_still_comes(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    async with serve(talk, "127.0.0.1", 0, compression=None) as server:
-        port = server.sockets[0].getsockname()[1]
-        async with connect(f"ws://127.0.0.1:{port}", create_connection=DirectClient) as client:
-            assert isinstance(client, DirectClient)
-            await client.recv()
-            received: list[bytes] = []
-            done = asyncio.Event()
+    async with welcomed() as client:
+        received: list[bytes] = []
+        done = asyncio.Event()
 
-            def take(message: bytes) -> None:
-                received.append(message)
-                if len(received) == 3:
-                    done.set()
-                if message == b"text boom":
-                    raise RuntimeError("a callback that fails")
+        def take(message: bytes) -> None:
+            received.append(message)
+            if len(received) == 3:
+                done.set()
+            if message == b"text boom":
+                raise RuntimeError("a callback that fails")
 
-            client.on_message = take
-            with caplog.at_level(logging.ERROR):
-                await client.send("boom")
-                await asyncio.wait_for(done.wait(), 5)
+        client.on_message = take
+        with caplog.at_level(logging.ERROR):
+            await client.send("boom")
+            await asyncio.wait_for(done.wait(), 5)
     assert received[1:] == [b"frag0 frag1 frag2 ", b"\x00binary"]
     assert any("handling a message failed" in record.getMessage() for record in caplog.records)
 
 
 async def test_unset_the_messages_go_back_to_recv() -> None:
-    async with serve(talk, "127.0.0.1", 0, compression=None) as server:
-        port = server.sockets[0].getsockname()[1]
-        async with connect(f"ws://127.0.0.1:{port}", create_connection=DirectClient) as client:
-            assert isinstance(client, DirectClient)
-            await client.recv()
-            client.on_message = lambda message: None
-            client.on_message = None
-            await client.send("again")
-            assert await asyncio.wait_for(client.recv(), 5) == "text again"
-            assert await asyncio.wait_for(client.recv(), 5) == "frag0 frag1 frag2 "
+    async with welcomed() as client:
+        client.on_message = lambda message: None
+        client.on_message = None
+        await client.send("again")
+        assert await asyncio.wait_for(client.recv(), 5) == "text again"
+        assert await asyncio.wait_for(client.recv(), 5) == "frag0 frag1 frag2 "
