@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.messages import MAX_FRAGMENTS
 from websockets.asyncio.server import ServerConnection, serve
-from websockets.frames import BINARY, CLOSE, CONT, PING, TEXT, Close, CloseCode, Frame
+from websockets.frames import BINARY, CONT, PING, TEXT, Close, CloseCode, Frame
 
 from server.inbox import Inbox, KeptLists
 
@@ -223,6 +223,12 @@ def _masked(frame: Frame) -> bytes:
     return frame.serialize(mask=True, extensions=[])
 
 
+_CLOSE = bytes([0x88, 0x82]) + bytes(4) + Close(CloseCode.NORMAL_CLOSURE, "").serialize()
+"""The client's close, masked with a fixed key (zero): a frame that never ends swallows the same bytes of it
+on both servers. (With a random key, each server read other bytes: a message valid UTF-8 for one and not
+for the other, a stream cut short for one and not the other.)"""
+
+
 _PAYLOADS = st.one_of(st.text(max_size=40).map(str.encode), st.binary(max_size=140))
 _FRAMES = st.one_of(
     st.builds(lambda data: _masked(Frame(TEXT, data)), st.text(max_size=140).map(str.encode)),
@@ -254,7 +260,7 @@ async def _feed(chunks: list[bytes], connection_class: type[Inbox]) -> tuple[lis
             stream_out.write(chunk)
             await stream_out.drain()
             await asyncio.sleep(0.002)  # (each chunk a read of its own, mostly)
-        stream_out.write(_masked(Frame(CLOSE, Close(CloseCode.NORMAL_CLOSURE, "").serialize())))
+        stream_out.write(_CLOSE)
         await stream_out.drain()
         await asyncio.wait_for(stream_in.read(), 5)  # (the server's close, then the end of the stream)
         stream_out.close()
@@ -270,6 +276,16 @@ async def _feed(chunks: list[bytes], connection_class: type[Inbox]) -> tuple[lis
 @example(frames=[bytes.fromhex("818181818181b5")] * 3, cuts=[2, 13])
 @example(
     frames=[_masked(Frame(TEXT, b"fine")), _masked(Frame(PING, b"")), _masked(Frame(TEXT, b"x"))], cuts=[]
+)
+# A fragmented message, then a frame that never ends and reads the next one and part of the close (once
+# flaky, when the close's key was random: see ``_CLOSE``).
+@example(
+    frames=[
+        b"\x01\x85\xc6\xe6\xbb\xfb\xb3\x15'G\x7f\x80\x82\x9d\xd7\xfad\x94\xf4",
+        b"\x81\x85\x00\x00\x00",
+        b"\x81\x01\xcf",
+    ],
+    cuts=[],
 )
 def test_frames_read_past_the_parser_come_out_as_through_it(frames: list[bytes], cuts: list[int]) -> None:
     stream = b"".join(frames)
