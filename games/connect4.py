@@ -141,6 +141,7 @@ def column_of(cell: int) -> int:
 
 
 _COLUMN_NAMES = tuple(str(column + 1) for column in range(WIDTH))
+_LAST_COLUMN_NAME = _COLUMN_NAMES[-1]
 
 
 _TOP_ROW = sum(TOP_CELLS)
@@ -268,7 +269,7 @@ class ConnectFour(msgspec.Struct, frozen=True, gc=False):
 
     def outcome(self) -> Outcome | None:
         if self._won():
-            return Outcome(1 - self.turn, "four in a row")
+            return Outcome(1 - (self.mask.bit_count() & 1), "four in a row")
         if self.mask == BOARD:
             return Outcome(None, "board full")
         return None
@@ -279,8 +280,12 @@ class ConnectFour(msgspec.Struct, frozen=True, gc=False):
         return has_four(self.current ^ self.mask) if won is None else won
 
     def _is_over(self) -> bool:
-        """Whether :meth:`outcome` is not ``None``, asked a few times on every move's path."""
-        return self._won() or self.mask == BOARD
+        """Whether :meth:`outcome` is not ``None``, asked a few times on every move's path (so with
+        :meth:`_won` written out)."""
+        won = self.won
+        if won is None:
+            won = has_four(self.current ^ self.mask)
+        return won or self.mask == BOARD
 
     def legal_moves(self) -> list[int]:
         if self._is_over():
@@ -288,9 +293,12 @@ class ConnectFour(msgspec.Struct, frozen=True, gc=False):
         return [column for column in range(WIDTH) if not self.mask & TOP_CELLS[column]]
 
     def play(self, move: int) -> ConnectFour:
-        reason = self._why_illegal(move)
-        if reason is not None:
-            raise IllegalMoveError(move, reason)
+        # A column with room in a game not over is the whole check; only a move that fails it (or is not
+        # a plain int) is asked why, so a legal move costs one call fewer on every move's path.
+        if type(move) is not int or not 0 <= move < WIDTH or self.mask & TOP_CELLS[move] or self._is_over():
+            reason = self._why_illegal(move)
+            if reason is not None:
+                raise IllegalMoveError(move, reason)
         cell = (self.mask + (1 << move * COLUMN_BITS)) & COLUMN_MASKS[move]
         # The side to move becomes the opponent: the new side to move owns every
         # old stone that was not the mover's, and the new stone is the mover's.
@@ -307,11 +315,12 @@ class ConnectFour(msgspec.Struct, frozen=True, gc=False):
 
     def parse_move(self, text: str) -> int:
         stripped = text.strip() if isinstance(text, str) else ""
-        if len(stripped) != 1 or not "1" <= stripped <= str(WIDTH):
+        if len(stripped) != 1 or not "1" <= stripped <= _LAST_COLUMN_NAME:
             raise IllegalMoveError(text, f"expected a column digit from 1 (left) to {WIDTH} (right)")
         column = int(stripped) - 1
-        reason = self._why_illegal(column)
-        if reason is not None:
+        if self.mask & TOP_CELLS[column] or self._is_over():  # (as in :meth:`play`)
+            reason = self._why_illegal(column)
+            assert reason is not None
             raise IllegalMoveError(text, reason)
         return column
 
