@@ -86,11 +86,19 @@ class Clock(msgspec.Struct, frozen=True, gc=False):
 
     def press(self, next_seat: int, now: float) -> Clock:
         """The running seat has moved: charge it, add its increment, and start ``next_seat``."""
-        if self.running is None:
+        running = self.running
+        if running is None:
             return self.start(next_seat, now)
-        remaining = list(self.remaining(now))
-        remaining[self.running] += self.control.increment_ms
-        return Clock(self.control, (remaining[0], remaining[1]), next_seat, now)
+        # :meth:`remaining` written out, the increment added to the seat that moved: every move presses.
+        first, second = self.remaining_ms
+        increment = self.control.increment_ms
+        if running == 0:
+            first -= self.elapsed_ms(now)
+            first = (first if first > 0 else 0) + increment
+        else:
+            second -= self.elapsed_ms(now)
+            second = (second if second > 0 else 0) + increment
+        return Clock(self.control, (first, second), next_seat, now)
 
     # No ``max(0, ...)`` below: a builtin that parses keyword arguments on every call, and a move asks
     # these a few times (1.4% of its instructions, docs/performance.md, 2026-11-28).

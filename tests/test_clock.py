@@ -71,6 +71,25 @@ def test_press_adds_the_increment_and_starts_the_other_seat() -> None:
     assert clock.remaining(now=8.5) == (57_000, 56_500)
 
 
+@given(
+    base_ms=st.integers(1_000, 600_000),
+    increment_ms=st.integers(0, 30_000),
+    seat=st.sampled_from((0, 1)),
+    used_s=st.floats(0.0, 900.0),
+)
+def test_press_is_the_remaining_times_with_the_movers_increment(
+    base_ms: int, increment_ms: int, seat: int, used_s: float
+) -> None:
+    """``press`` writes ``remaining`` out for speed: the two must agree, a flagged seat included."""
+    clock = Clock.new(TimeControl(base_ms, increment_ms)).start(seat, now=50.0)
+    now = 50.0 + used_s
+    expected = list(clock.remaining(now))
+    expected[seat] += increment_ms
+    pressed = clock.press(1 - seat, now)
+    assert pressed.remaining_ms == tuple(expected)
+    assert (pressed.running, pressed.started_at) == (1 - seat, now)
+
+
 def test_flag_falls_exactly_at_the_deadline() -> None:
     clock = Clock.new(TimeControl(2_000, 0)).start(1, now=10.0)
     assert clock.deadline() == pytest.approx(12.0)
