@@ -410,9 +410,10 @@ class Server:
     def _act(self, connection: Connection, request: Any) -> Handled:
         """Every request that a seated player makes within a match: in callbacks when it can be, else
         in the host's coroutine (see :meth:`MatchHost.act_soon`)."""
-        assert connection.player_id is not None
+        player = connection.player
+        assert player is not None
         resend = (request.ply, request.move) if isinstance(request, protocol.PlayMove) else None
-        intent = _intent(request, connection.player_id)
+        intent = _intent(request, player.id)
         return self.host.act_soon(request.match_id, intent, connection, request.id, resend)
 
 

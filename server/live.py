@@ -158,9 +158,12 @@ class LiveMatch:
     unsure_finish: bool = False
     """A result (resignation, draw, abort, flag fall) whose commit failed: the store may hold it anyway."""
 
-    @property
-    def id(self) -> str:
-        return self.match.id
+    id: str = field(init=False)
+    """The match's id, which no step changes: kept apart from ``match`` as a plain attribute, read a few
+    times on every move's path."""
+
+    def __post_init__(self) -> None:
+        self.id = self.match.id
 
     def has_connection_of(self, player_id: str) -> bool:
         return any(watcher.player_id == player_id for watcher in self.watchers)
@@ -427,19 +430,20 @@ class MatchHost:
         (``tests/test_server_paths.py`` holds the two to the same replies and rows).
         """
         live = self.matches.get(match_id)
+        now = self.now()
         if (
             not self.at_once
             or live is None
             or live.unsure_ply is not None
             or live.unsure_finish
-            or (live.timer is not None and self.now() >= live.timer_due)
+            or (live.timer is not None and now >= live.timer_due)
             or not live.lock.try_acquire()
         ):
             return self.act(match_id, intent, requester, request_id, resend)
         try:
             if live.expiry is not None:  # (over: a rematch offer or a word after the game)
                 self._touch(live)
-            step = intent(live.match, now=self.now())
+            step = intent(live.match, now=now)
             if step.duplicate:
                 requester.send(self._state(live, requester, request_id))
             elif (write := self._commit(live, step)) is not None:
