@@ -36,7 +36,7 @@ from server.config import ServerConfig
 from server.connection import Connection, TokenBucket
 from server.errors import ErrorCode, ProtocolError, ServerStartError
 from server.http import HttpFront
-from server.inbox import Handled, Inbox
+from server.inbox import Handled, Inbox, Pending
 from server.live import Intent, MatchHost, new_id, player_info, storage_failure
 from server.lobby import TOPIC_ROOT, Lobby
 from server.match import Match
@@ -274,7 +274,7 @@ class Server:
         except Exception as error:
             self._refuse_error(connection, error, request.id)
             return None
-        if work is None or isinstance(work, asyncio.Future):
+        if work is None or type(work) is Pending:
             return work
         return self._answering(connection, request.id, work)
 

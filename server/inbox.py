@@ -13,9 +13,9 @@ connection here holds nothing for its next message: a whole message goes from
 the protocol straight to its handler, or, while another is being handled, into
 a deque, whose first message goes to the handler once that one is done.
 
-The handler handles a message at once, or hands back a future, or the
-coroutine that handles it, which runs in a task of its own: the next message
-waits for either. Most moves need no task (see
+The handler handles a message at once, or hands back a :class:`Pending` that it
+says is done later, or the coroutine that handles it, which runs in a task of
+its own: the next message waits for either. Most moves need no task (see
 :meth:`server.live.MatchHost.act_soon`), and a task with its coroutines was a
 tenth of a move's instructions.
 
@@ -46,9 +46,42 @@ from websockets.streams import StreamReader
 
 from server.keepalive import SpreadPings
 
-Handled = Coroutine[Any, Any, None] | asyncio.Future[Any] | None
-"""What a handler hands back: ``None`` once the message is handled, a future done once it is, or the
-coroutine that handles it, to run in a task of its own."""
+
+class Pending:
+    """A message that its handler goes on handling in callbacks, and says when it is done: what the next
+    message of the connection waits for, in place of a future.
+
+    A future would be made in C for every move decided in callbacks (:meth:`server.live.MatchHost.act_soon`),
+    and once done, its callback would go through the loop as one more handle: here the next message goes
+    to the handler in the same callback that finishes this one.
+    """
+
+    __slots__ = ("_done", "_then")
+
+    def __init__(self) -> None:
+        self._then: Callable[[], None] | None = None
+        self._done = False
+
+    def done(self) -> None:
+        """The message is handled: on with the next (a second call does nothing)."""
+        if self._done:
+            return
+        self._done = True
+        then, self._then = self._then, None
+        if then is not None:
+            then()
+
+    def then(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once the message is handled: at once if it is."""
+        if self._done:
+            callback()
+        else:
+            self._then = callback
+
+
+Handled = Coroutine[Any, Any, None] | Pending | None
+"""What a handler hands back: ``None`` once the message is handled, a :class:`Pending` it says is done
+once it is, or the coroutine that handles it, to run in a task of its own."""
 Handler = Callable[[str | bytes], Handled]
 """What handles one message: ``str`` from a text frame, ``bytes`` from a binary one."""
 
@@ -117,8 +150,8 @@ class Inbox(SpreadPings):
         self._fragments: list[Frame] | None = None
         """The frames of a fragmented message so far."""
         self._handle: Handler | None = None
-        self._busy: asyncio.Future[Any] | None = None
-        """The task or future of the message being handled, while one is: the next waits for it."""
+        self._busy: asyncio.Task[None] | Pending | None = None
+        """The task or pending handling of the message being handled, while one is: the next waits for it."""
         self._served: asyncio.Future[None] | None = None
         self._paused = False
         self._at_a_frame = False
@@ -272,9 +305,9 @@ class Inbox(SpreadPings):
             handled = self._fail(CloseCode.MESSAGE_TOO_BIG, "too many fragments", None)
         if handled is None:
             return
-        if isinstance(handled, asyncio.Future):
+        if type(handled) is Pending:
             self._busy = handled
-            handled.add_done_callback(self._handled)
+            handled.then(self._handled)
             return
         # A ``Task`` made directly, and named: ``create_task`` names each task "Task-N", formatted in C
         # for every message (0.6% of a move's instructions), and uvloop's adds a call around it.
@@ -288,10 +321,8 @@ class Inbox(SpreadPings):
             self.logger.error("handling a message failed", exc_info=True)
             return None
 
-    def _handled(self, handling: asyncio.Future[Any]) -> None:
-        """The future a handler handed back is done: on with the next message."""
-        if not handling.cancelled() and handling.exception() is not None:
-            self.logger.error("handling a message failed", exc_info=handling.exception())
+    def _handled(self) -> None:
+        """The message a handler said was pending is handled: on with the next."""
         self._busy = None
         self._go_on()
 

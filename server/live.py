@@ -35,6 +35,7 @@ from server.clock import Clock
 from server.config import ServerConfig
 from server.connection import Connection, push_to
 from server.errors import ErrorCode, ProtocolError
+from server.inbox import Pending
 from server.lobby import Lobby, match_topic
 from server.match import (
     ABORTED,
@@ -418,9 +419,9 @@ class MatchHost:
         requester: Connection,
         request_id: RequestId,
         resend: Resend | None = None,
-    ) -> asyncio.Future[None] | Coroutine[object, object, Step] | None:
-        """:meth:`act` in callbacks, when it can be: ``None`` once the request is answered, or a future
-        done once it is; else :meth:`act`'s coroutine, to run.
+    ) -> Pending | Coroutine[object, object, Step] | None:
+        """:meth:`act` in callbacks, when it can be: ``None`` once the request is answered, or a
+        :class:`~server.inbox.Pending` done once it is; else :meth:`act`'s coroutine, to run.
 
         A request whose match is in memory, free, sure of its store and not due for a decision by time
         is decided at once, and answered from its commit's callback: no task, and no coroutine waiting
@@ -447,7 +448,7 @@ class MatchHost:
             if step.duplicate:
                 requester.send(self._state(live, requester, request_id))
             elif (write := self._commit(live, step)) is not None:
-                answered = self._loop.create_future()
+                answered = Pending()
                 write.add_done_callback(
                     functools.partial(self._committed, live, step, requester, request_id, answered)
                 )
@@ -466,14 +467,14 @@ class MatchHost:
         step: Step,
         requester: Connection,
         request_id: RequestId,
-        answered: asyncio.Future[None],
+        answered: Pending,
         write: asyncio.Future[None],
     ) -> None:
         """The commit of a step decided in callbacks is over: enact the step, which answers; or, should
         the commit have failed, do in a task what :meth:`act` does then."""
         if write.cancelled():  # (the store closed under it: nothing to answer)
             live.lock.release()
-            answered.cancel()
+            answered.done()
             return
         error = write.exception()
         if error is not None:
@@ -491,7 +492,7 @@ class MatchHost:
             self.refuse(requester, failure, request_id)
         finally:
             live.lock.release()
-            answered.set_result(None)
+            answered.done()
 
     async def _commit_failed(
         self,
@@ -499,7 +500,7 @@ class MatchHost:
         step: Step,
         requester: Connection,
         request_id: RequestId,
-        answered: asyncio.Future[None],
+        answered: Pending,
         error: BaseException,
     ) -> None:
         """As :meth:`act` after a failed commit: enact the step if it is found stored after all, else
@@ -517,7 +518,7 @@ class MatchHost:
             self.refuse(requester, failure, request_id)
         finally:
             live.lock.release()
-            answered.set_result(None)
+            answered.done()
 
     async def act(
         self,

@@ -20,7 +20,7 @@ from websockets.asyncio.messages import MAX_FRAGMENTS
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.frames import BINARY, CONT, PING, TEXT, Close, CloseCode, Frame
 
-from server.inbox import Inbox, KeptLists
+from server.inbox import Inbox, KeptLists, Pending
 
 
 class Reader:
@@ -299,24 +299,24 @@ def test_frames_read_past_the_parser_come_out_as_through_it(frames: list[bytes],
 
 
 class AtOnce(Reader):
-    """A handler that handles most messages at once, hands back a future for ``later...``, and fails
-    at once on ``raise``."""
+    """A handler that handles most messages at once, hands back a :class:`Pending` for ``later...``,
+    and fails at once on ``raise``."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.pending: list[asyncio.Future[None]] = []
+        self.pending: list[Pending] = []
 
-    def handle(self, message: str | bytes) -> asyncio.Future[None] | None:  # type: ignore[override]
+    def handle(self, message: str | bytes) -> Pending | None:  # type: ignore[override]
         self.messages.append(message)
         if message == "raise":
             raise RuntimeError("a handler that fails at once")
         if isinstance(message, str) and message.startswith("later"):
-            self.pending.append(asyncio.get_running_loop().create_future())
+            self.pending.append(Pending())
             return self.pending[-1]
         return None
 
 
-async def test_a_handler_answers_at_once_or_by_a_future_that_the_next_message_waits_for(
+async def test_a_handler_answers_at_once_or_pending_and_the_next_message_waits_until_it_is_done(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     reader = AtOnce()
@@ -325,12 +325,25 @@ async def test_a_handler_answers_at_once_or_by_a_future_that_the_next_message_wa
             for message in ("a", "later 1", "b", "raise", "c", "later 2", "d"):
                 await client.send(message)
             await asyncio.sleep(0.1)
-            assert reader.messages == ["a", "later 1"], "the rest wait for the future"
-            reader.pending[0].set_result(None)
+            assert reader.messages == ["a", "later 1"], "the rest wait for the pending one"
+            reader.pending[0].done()
+            assert reader.messages == ["a", "later 1", "b", "raise", "c", "later 2"], "at once, in order"
+            reader.pending[0].done()
+            assert len(reader.messages) == 6, "a second done goes on with nothing"
             await asyncio.sleep(0.1)
-            assert reader.messages == ["a", "later 1", "b", "raise", "c", "later 2"]
-            reader.pending[1].set_exception(RuntimeError("a future that fails"))
+            assert len(reader.messages) == 6, "still waiting for the second pending one"
+            reader.pending[1].done()
         await asyncio.wait_for(reader.done.wait(), 5)
     assert reader.messages == ["a", "later 1", "b", "raise", "c", "later 2", "d"]
     failures = [record for record in caplog.records if "handling a message failed" in record.getMessage()]
-    assert len(failures) == 2, "the handler that raised, and the future that failed"
+    assert len(failures) == 1, "the handler that raised"
+
+
+def test_pending_done_before_anyone_waits_calls_the_waiter_at_once() -> None:
+    calls: list[str] = []
+    pending = Pending()
+    pending.done()
+    pending.then(lambda: calls.append("then"))
+    assert calls == ["then"]
+    pending.done()
+    assert calls == ["then"], "once only"
