@@ -163,6 +163,10 @@ class LiveMatch:
     """The match's id, which no step changes: kept apart from ``match`` as a plain attribute, read a few
     times on every move's path."""
 
+    topic: str = field(init=False, default="")
+    """The bus topic of the match's events: named once, as the host takes the match in (see
+    :meth:`MatchHost._hold`), not formatted again for every move."""
+
     def __post_init__(self) -> None:
         self.id = self.match.id
 
@@ -814,7 +818,7 @@ class MatchHost:
         requester: Connection | None,
         request_id: RequestId,
     ) -> None:
-        topic = match_topic(self.config.instance_id, live.id)
+        topic = live.topic
         for index, event in enumerate(events):
             data = encode(event)
             for watcher in live.watchers:  # (not a set of the others: two sets made for every move)
@@ -842,6 +846,7 @@ class MatchHost:
 
     def _hold(self, live: LiveMatch) -> None:
         """Keep ``live`` in memory, found by its id and by its players."""
+        live.topic = match_topic(self.config.instance_id, live.id)
         self.matches[live.id] = live
         self._note_seats(live)
 
