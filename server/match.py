@@ -239,9 +239,10 @@ class Match(msgspec.Struct, frozen=True, gc=False):
 
     def deadline(self) -> float | None:
         """The next time :meth:`tick` has something to decide (a flag, an expired grace), if any."""
-        if self.is_over:
+        status = self.status  # (every move asks: no call to :attr:`is_over`)
+        if status in (FINISHED, ABORTED):
             return None
-        flag = self.clock.deadline() if self.status == LIVE and self.clock is not None else None
+        flag = self.clock.deadline() if status == LIVE and self.clock is not None else None
         if self.absent_since == (None, None):  # (nearly always: no one is away, only the clock can decide)
             return flag
         times = [since + self.grace_s for since in self.absent_since if since is not None]
@@ -324,7 +325,9 @@ class Match(msgspec.Struct, frozen=True, gc=False):
 
     def move(self, player_id: str, ply: int, text: str, engine: EngineInfo | None, now: float) -> Step:
         """Play ``text`` for the player, answering ``ply``; a repeat of the move at that ply is a no-op."""
-        seat = self._require_seat(player_id)
+        seat = self.seat_of(player_id)  # (:meth:`_require_seat` written out: every move asks)
+        if seat is None:
+            raise self._not_a_player()
         played = len(self.moves)
         if ply < played and self._played(ply, seat, text):
             return Step(self, duplicate=True)
@@ -540,8 +543,11 @@ class Match(msgspec.Struct, frozen=True, gc=False):
     def _require_seat(self, player_id: str) -> int:
         seat = self.seat_of(player_id)
         if seat is None:
-            raise ProtocolError(ErrorCode.NOT_A_PLAYER, f"you hold no seat in match {self.id}")
+            raise self._not_a_player()
         return seat
+
+    def _not_a_player(self) -> ProtocolError:
+        return ProtocolError(ErrorCode.NOT_A_PLAYER, f"you hold no seat in match {self.id}")
 
     def _require_not_over(self) -> None:
         if self.is_over:
