@@ -291,18 +291,23 @@ class Inbox(SpreadPings):
         handle = self._handle
         assert handle is not None
         handled: Handled
-        if opcode is BINARY:
-            handled = self._handed(handle, data)
-        elif opcode is TEXT:
+        message: str | bytes | None = None
+        if opcode is TEXT:
             try:
-                text = data.decode()
+                message = data.decode()
             except UnicodeDecodeError as error:
                 reason = f"{error.reason} at position {error.start}"
                 handled = self._fail(CloseCode.INVALID_DATA, reason, error)
-            else:
-                handled = self._handed(handle, text)
+        elif opcode is BINARY:
+            message = data
         else:
             handled = self._fail(CloseCode.MESSAGE_TOO_BIG, "too many fragments", None)
+        if message is not None:
+            try:
+                handled = handle(message)
+            except Exception:
+                self.logger.error("handling a message failed", exc_info=True)
+                return
         if handled is None:
             return
         if type(handled) is Pending:
@@ -312,14 +317,6 @@ class Inbox(SpreadPings):
         # A ``Task`` made directly, and named: ``create_task`` names each task "Task-N", formatted in C
         # for every message (0.6% of a move's instructions), and uvloop's adds a call around it.
         self._busy = asyncio.Task(self._handling(handled), loop=self.loop, name=_TASK_NAME)
-
-    def _handed(self, handle: Handler, message: str | bytes) -> Handled:
-        """What ``handle`` hands back for ``message``; ``None`` if it failed at once (logged)."""
-        try:
-            return handle(message)
-        except Exception:
-            self.logger.error("handling a message failed", exc_info=True)
-            return None
 
     def _handled(self) -> None:
         """The message a handler said was pending is handled: on with the next."""
