@@ -32,8 +32,8 @@ from pathlib import Path
 
 from bots.benchmark import machine_description
 from server.eventloop import loop_factory
-from server.storage import MatchRecord, MoveRecord, SeatRecord, Store, sqlite_writer
-from server.storage.batches import NEW_MOVE, Part, Rows, SqliteBatches, apply_batch, batch_rows, move_row
+from server.storage import MatchRecord, MoveRecord, SeatRecord, Store, sqlite_writer, writes
+from server.storage.batches import Rows, SqliteBatches, apply_batch, batch_rows
 from server.storage.engine import create_engine
 
 WAYS = ("process", "loop", "thread", "sqlalchemy")
@@ -105,7 +105,7 @@ class _Plies:
             MoveRecord(f"m{index}", ply, ply % 2, "4", 250, played_at, (299_000, 300_000))
             for index in range(matches)
         )
-        return batch_rows([Part(NEW_MOVE, move_row(move)) for move in moves])
+        return batch_rows([writes.new_move(move) for move in moves])
 
 
 async def _prepare(url: str, matches: int) -> None:

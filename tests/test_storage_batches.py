@@ -6,10 +6,16 @@ import asyncio
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event
+import msgspec
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from sqlalchemy import event, insert
+from sqlalchemy.dialects.sqlite import aiosqlite
 from test_storage import (
     at,
     chat,
@@ -22,7 +28,9 @@ from test_storage import (
     store,
 )
 
-from server.storage import ConflictError, EngineInfo, MatchFinish, Store
+from server.storage import ConflictError, EngineInfo, MatchFinish, MoveRecord, StorageError, Store, writes
+from server.storage.batches import MOVE_COLUMNS, NEW_MOVE, _move_values, _Positional, move_row
+from server.storage.models import MoveRow
 from server.storage.sqlite_writer import (
     SQLITE_WAL_AUTOCHECKPOINT_PAGES,
     Answered,
@@ -202,3 +210,89 @@ def test_sqlite_connections_commit_durably_with_short_checkpoints(tmp_path: Path
         "wal_autocheckpoint": SQLITE_WAL_AUTOCHECKPOINT_PAGES,
         "foreign_keys": 1,
     }
+
+
+SQLITE = aiosqlite.dialect()  # (the store's own dialect for an SQLite file)
+ints = st.integers(-(2**63), 2**63 - 1)
+moves = st.builds(
+    MoveRecord,
+    match_id=st.text(max_size=64),
+    ply=st.integers(0, 2**31 - 1),
+    seat=st.sampled_from((0, 1)),
+    notation=st.text(max_size=64),
+    think_ms=st.integers(0, 2**31 - 1),
+    played_at=st.datetimes(timezones=st.timezones()).filter(lambda value: value.utcoffset() is not None),
+    clocks_ms=st.none() | st.tuples(ints, ints),
+    engine=st.none()
+    | st.builds(
+        EngineInfo,
+        score=st.none() | ints,
+        depth=st.none() | ints,
+        nodes=st.none() | ints,
+        pv=st.lists(st.text(max_size=8), max_size=4).map(tuple),
+    ),
+)
+
+
+def sqlalchemy_values(params: dict[str, Any]) -> list[Any]:
+    """What SQLAlchemy binds for ``insert(MoveRow)`` with ``params`` on SQLite: its compiled parameters,
+    each through the bind processor of its type, in the statement's order."""
+    compiled = insert(MoveRow).compile(dialect=SQLITE)
+    bound = compiled.construct_params(params)
+    processors = compiled._bind_processors
+    names = compiled.positiontup or ()
+    return [processors[name](bound[name]) if name in processors else bound[name] for name in names]
+
+
+@given(moves)
+def test_a_moves_values_for_sqlite_are_what_sqlalchemy_binds_for_its_parameters(move: MoveRecord) -> None:
+    """A move's values come straight from its record (no parameters by name), exactly as SQLAlchemy
+    would bind :func:`move_row`'s parameters, timestamps and JSON included."""
+    (part,) = writes.new_move(move)
+    assert part.source is move and part.params == move_row(move)
+    values = _Positional.compile(NEW_MOVE, SQLITE).values(move)
+    assert values == sqlalchemy_values(move_row(move))
+    assert [type(value) for value in values] == [type(value) for value in sqlalchemy_values(move_row(move))]
+
+
+def test_a_moves_values_are_refused_for_a_statement_they_do_not_match() -> None:
+    """A changed model (another column, another conversion) stops the store rather than misplace a value."""
+    positional = _Positional.compile(NEW_MOVE, SQLITE)
+    assert positional.values is not None
+    with pytest.raises(RuntimeError, match="not the columns and conversions"):
+        _move_values((*MOVE_COLUMNS, "extra"), (), {})
+    with pytest.raises(RuntimeError, match="not the columns and conversions"):
+        _move_values(MOVE_COLUMNS, (), {})
+
+
+def test_bad_moves_are_refused_with_what_is_wrong() -> None:
+    good = move("m1", 3)
+    for fields, message in (
+        ({"ply": -1}, "move -1 of match 'm1': ply must not be negative"),
+        ({"seat": 2}, "move 3 of match 'm1': seat must be 0 or 1, not 2"),
+        ({"think_ms": -5}, "move 3 of match 'm1': think_ms must not be negative, not -5"),
+        ({"clocks_ms": (1,)}, "move 3 of match 'm1': clocks_ms must hold two clocks, not (1,)"),
+    ):
+        with pytest.raises(ValueError) as refused:
+            writes.new_move(msgspec.structs.replace(good, **fields))
+        assert str(refused.value) == message
+
+
+async def test_a_move_that_cannot_be_converted_fails_alone_in_a_batch(store: Store) -> None:
+    """A naive timestamp fails a move's conversion: its batch is retried one write at a time, and only
+    that move is refused, with the timestamp's own error."""
+    alice, bob = await new_player(store, "alice"), await new_player(store, "bob")
+    await store.create_match(match_record("m1", alice, bob))
+    naive = move("m1", 1, played_at=datetime(2026, 1, 1))
+
+    results = await asyncio.gather(
+        store.append_move(move("m1", 0)), store.append_move(naive), return_exceptions=True
+    )
+
+    assert results[0] is None and isinstance(results[1], StorageError), results
+    assert str(results[1]).startswith("move 1 of match 'm1' not stored: ") and "no time zone" in str(
+        results[1]
+    )
+    stored = await store.get_match("m1")
+    assert stored is not None and [m.ply for m in stored.moves] == [0]
+    assert (store.stats.moves, store.stats.failed_writes) == (1, 1)

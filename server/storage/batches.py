@@ -11,7 +11,9 @@ Two ways to apply a batch share those statements:
 - :func:`apply_batch` runs them on an SQLAlchemy connection (PostgreSQL through
   asyncpg, whose I/O is the event loop's own).
 - :class:`SqliteBatches` converts each row's values on the loop, as SQLAlchemy
-  would, and hands the batch to SQLite's writer process, which runs the
+  would (a move's straight from its record, with no dictionary of parameters
+  between: moves are most of the rows), and hands the batch to SQLite's writer
+  process, which runs the
   statements on a plain ``sqlite3`` connection and commits: the statements'
   CPU and the fsync are off the event loop's thread, and off its GIL
   (:mod:`server.storage.sqlite_writer` says why not a thread). A commit through
@@ -25,9 +27,9 @@ retries its writes one by one to tell which failed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import msgspec
@@ -79,22 +81,35 @@ BATCH_STATEMENTS: tuple[Insert | Update | Delete, ...] = (
     NEW_CHAT,
 ) = range(len(BATCH_STATEMENTS))
 
-Rows = list[list[dict[str, Any]]]
-"""A batch's rows: for each statement of :data:`BATCH_STATEMENTS`, the parameters of its rows."""
-
 
 class Part(msgspec.Struct, frozen=True, gc=False):
-    """One row a write inserts or updates: statement ``kind`` of :data:`BATCH_STATEMENTS` with ``params``."""
+    """One row a write inserts or updates: statement ``kind`` of :data:`BATCH_STATEMENTS`, from ``source``.
+
+    ``source`` is the statement's parameters by name, except for a new move, where it is the
+    :class:`MoveRecord` itself: SQLite's batches take a move's values straight from it, and its
+    parameters by name are made only where SQLAlchemy binds them (:attr:`params`).
+    """
 
     kind: int
-    params: dict[str, Any]
+    source: dict[str, Any] | MoveRecord
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The statement's parameters by name, as SQLAlchemy binds them."""
+        source = self.source
+        return move_row(source) if isinstance(source, MoveRecord) else source
 
 
-def batch_rows(parts: Sequence[Part]) -> Rows:
-    """Sort ``parts`` by kind, each kind keeping the order of ``parts``."""
+Rows = list[list[Part]]
+"""A batch's rows: for each statement of :data:`BATCH_STATEMENTS`, the parts that are its rows."""
+
+
+def batch_rows(writes: Iterable[Sequence[Part]]) -> Rows:
+    """Sort the parts of ``writes`` by kind, each kind keeping their order."""
     rows: Rows = [[] for _ in BATCH_STATEMENTS]
-    for part in parts:
-        rows[part.kind].append(part.params)
+    for parts in writes:
+        for part in parts:
+            rows[part.kind].append(part)
     return rows
 
 
@@ -120,9 +135,10 @@ def move_row(move: MoveRecord) -> dict[str, Any]:
 async def apply_batch(connection: AsyncConnection, rows: Rows) -> None:
     """Apply ``rows`` in one statement per kind on an SQLAlchemy connection (inside its transaction)."""
     exact_rowcount = connection.dialect.supports_sane_multi_rowcount
-    for statement, params in zip(BATCH_STATEMENTS, rows, strict=True):
-        if not params:
+    for statement, parts in zip(BATCH_STATEMENTS, rows, strict=True):
+        if not parts:
             continue
+        params = [part.params for part in parts]
         if not isinstance(statement, Update):
             await connection.execute(statement, params)
         elif exact_rowcount or len(params) == 1:
@@ -134,45 +150,121 @@ async def apply_batch(connection: AsyncConnection, rows: Rows) -> None:
                     raise BatchMismatchError(f"{statement.table.name}: no row changed for {one['p_id']!r}")
 
 
+Conversions = tuple[tuple[int, Callable[[Any], Any], Any], ...]
+"""Where a statement's value needs converting for the driver, how, and what ``None`` becomes there
+(computed once: a move's engine fields are mostly ``None``, and the JSON type's processor takes a
+microsecond for it)."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Positional:
-    """A batch statement compiled once for a dialect: its SQL, and how a row of parameters becomes the
-    tuple the driver takes, converted as SQLAlchemy converts it (timestamps, JSON)."""
+    """A batch statement compiled once for a dialect: its SQL, and how the source of a :class:`Part` of its
+    kind becomes the list of values the driver takes, in the statement's order and converted as SQLAlchemy
+    converts them (timestamps, JSON)."""
 
     sql: str
-    pick: Callable[[dict[str, Any]], tuple[Any, ...]]
-    """The row's values in the statement's order."""
-    conversions: tuple[tuple[int, Callable[[Any], Any], Any], ...]
-    """Where a value needs converting for the driver, how, and what ``None`` becomes there (computed once:
-    a move's engine fields are mostly ``None``, and the JSON type's processor takes a microsecond for it)."""
-    constants: dict[str, Any]
-    """Values that the statement itself binds (``status = 'open'``), by parameter name."""
     is_update: bool
+    values: Callable[[Any], list[Any]]
 
     @classmethod
-    def compile(cls, statement: Insert | Update | Delete, dialect: Dialect) -> _Positional:
+    def compile(cls, kind: int, dialect: Dialect) -> _Positional:
+        statement = BATCH_STATEMENTS[kind]
         compiled = statement.compile(dialect=dialect)
         names = tuple(compiled.positiontup or ())
         binds = [compiled.binds[name] for name in names]
         converters = (bind.type.dialect_impl(dialect).bind_processor(dialect) for bind in binds)
+        conversions = tuple(
+            (index, convert, convert(None)) for index, convert in enumerate(converters) if convert
+        )
+        # Values that the statement itself binds (``status = 'open'``), by parameter name.
+        constants = {
+            name: bind.value for name, bind in zip(names, binds, strict=True) if bind.value is not None
+        }
+        values_of = _move_values if kind == NEW_MOVE else _row_values
         return cls(
             sql=str(compiled),
-            pick=itemgetter(*names) if len(names) > 1 else lambda row: (row[names[0]],),
-            conversions=tuple(
-                (index, convert, convert(None)) for index, convert in enumerate(converters) if convert
-            ),
-            constants={
-                name: bind.value for name, bind in zip(names, binds, strict=True) if bind.value is not None
-            },
             is_update=isinstance(statement, Update),
+            values=values_of(names, conversions, constants),
         )
 
-    def values(self, row: dict[str, Any]) -> list[Any]:
-        values = list(self.pick(self.constants | row if self.constants else row))
-        for index, convert, none in self.conversions:
+
+def _row_values(
+    names: tuple[str, ...], conversions: Conversions, constants: dict[str, Any]
+) -> Callable[[dict[str, Any]], list[Any]]:
+    """How a row's parameters by name become the statement's values."""
+    pick = itemgetter(*names) if len(names) > 1 else lambda row: (row[names[0]],)
+
+    def row_values(row: dict[str, Any]) -> list[Any]:
+        values = list(pick(constants | row if constants else row))
+        for index, convert, none in conversions:
             value = values[index]
             values[index] = none if value is None else convert(value)
         return values
+
+    return row_values
+
+
+MOVE_COLUMNS = (
+    "match_id",
+    "ply",
+    "seat",
+    "notation",
+    "think_ms",
+    "played_at",
+    "clock0_ms",
+    "clock1_ms",
+    "score",
+    "depth",
+    "nodes",
+    "pv",
+)
+"""The parameters of ``insert(MoveRow)`` in the order in which :func:`_move_values` gives them."""
+
+
+def _move_values(
+    names: tuple[str, ...], conversions: Conversions, constants: dict[str, Any]
+) -> Callable[[MoveRecord], list[Any]]:
+    """How a move's record becomes the values of ``insert(MoveRow)``: the values :func:`_row_values` makes
+    from :func:`move_row`'s parameters (``tests/test_storage_batches.py`` holds the two equal), without
+    that dictionary, its pick and the loop over conversions, which cost a move more than its own fields.
+
+    Refuses a statement whose parameters or conversions are not the ones written out here (a changed
+    model), rather than convert a move wrongly.
+    """
+    converted = {names[index]: (convert, none) for index, convert, none in conversions}
+    if names != MOVE_COLUMNS or converted.keys() != {"played_at", "pv"} or constants:
+        raise RuntimeError(
+            f"insert(MoveRow) binds {names} and converts {sorted(converted)}: not the columns and "
+            f"conversions that _move_values writes out ({MOVE_COLUMNS}; played_at and pv converted)"
+        )
+    timestamp = converted["played_at"][0]  # (given ``None``, it gives what the generic path stores)
+    pv_json, no_pv = converted["pv"]
+
+    def move_values(move: MoveRecord) -> list[Any]:
+        clocks, engine = move.clocks_ms, move.engine
+        values = [
+            move.match_id,
+            move.ply,
+            move.seat,
+            move.notation,
+            move.think_ms,
+            timestamp(move.played_at),
+            clocks[0] if clocks else None,
+            clocks[1] if clocks else None,
+            None,
+            None,
+            None,
+            no_pv,
+        ]
+        if engine:
+            pv = engine.pv
+            values[8:] = engine.score, engine.depth, engine.nodes, pv_json(list(pv)) if pv else no_pv
+        return values
+
+    return move_values
+
+
+_SOURCE = attrgetter("source")
 
 
 class SqliteBatches:
@@ -180,15 +272,15 @@ class SqliteBatches:
     the writer process (:mod:`server.storage.sqlite_writer`)."""
 
     def __init__(self, path: str, dialect: Dialect) -> None:
-        self._statements = tuple(_Positional.compile(statement, dialect) for statement in BATCH_STATEMENTS)
+        self._statements = tuple(_Positional.compile(kind, dialect) for kind in range(len(BATCH_STATEMENTS)))
         self._writer = SqliteWriter(path, self.statements)
 
     def convert(self, rows: Rows) -> Batch:
         """``rows`` as the writer takes them: by statement, each row's values in order and converted."""
         return [
-            (index, list(map(statement.values, params)))
-            for index, (statement, params) in enumerate(zip(self._statements, rows, strict=True))
-            if params
+            (index, list(map(statement.values, map(_SOURCE, parts))))
+            for index, (statement, parts) in enumerate(zip(self._statements, rows, strict=True))
+            if parts
         ]
 
     @property

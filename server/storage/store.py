@@ -597,7 +597,7 @@ class Store:
             await self._slot.wait()
         try:
             await sqlite.start()
-            converted = sqlite.convert(batch_rows([part for write in batch for part in write.parts]))
+            converted = sqlite.convert(batch_rows([write.parts for write in batch]))
         except Exception as error:  # the writer cannot start, or a value cannot be converted
             if len(batch) > 1:
                 log.info("a batch of %d writes failed (%s); retrying one by one", len(batch), _reason(error))
@@ -627,7 +627,7 @@ class Store:
     async def _commit(self, batch: list[_Write]) -> None:
         loop = self._loop
         started = loop.time()
-        rows = batch_rows([part for write in batch for part in write.parts])
+        rows = batch_rows([write.parts for write in batch])
         try:
             connection = await self._writer_connection()
             async with connection.begin():

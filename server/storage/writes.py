@@ -23,7 +23,6 @@ from server.storage.batches import (
     PLAYER_SEEN,
     UNHEARD_CHAT,
     Part,
-    move_row,
 )
 from server.storage.models import FINISHED_STATUSES, MATCH_STATUSES
 from server.storage.records import ChatRecord, MatchFinish, MatchRecord, MoveRecord, PlayerRecord, SeatRecord
@@ -93,7 +92,7 @@ def new_move(move: MoveRecord, finish: MatchFinish | None = None) -> Write:
         raise ValueError(f"{_move_name(move)}: think_ms must not be negative, not {move.think_ms!r}")
     if move.clocks_ms is not None and len(move.clocks_ms) != 2:
         raise ValueError(f"{_move_name(move)}: clocks_ms must hold two clocks, not {move.clocks_ms!r}")
-    row = Part(NEW_MOVE, move_row(move))
+    row = Part(NEW_MOVE, move)  # (its parameters by name are made only if needed: see Part)
     return (row,) if finish is None else (row, *match_finish(move.match_id, finish))
 
 
