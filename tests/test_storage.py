@@ -7,6 +7,8 @@ from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pg_scratch import temporary_postgres_database
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
@@ -448,6 +450,19 @@ def test_histogram_buckets_are_cumulative() -> None:
         histogram.observe(value)
     assert histogram.cumulative() == [(0.01, 2), (0.1, 3), (1.0, 4), (float("inf"), 5)]
     assert (histogram.count, histogram.sum) == (5, pytest.approx(3.565))
+
+
+@given(st.lists(st.floats(min_value=0, max_value=10), max_size=50), st.floats(min_value=0, max_value=10))
+def test_a_histogram_observes_many_as_it_observes_each(values: list[float], before: float) -> None:
+    """``observe_all`` (a batch's commit waits) counts and sums what ``observe``, one by one, does."""
+    one_by_one, all_at_once = Histogram((0.01, 0.1, 1.0)), Histogram((0.01, 0.1, 1.0))
+    for histogram in (one_by_one, all_at_once):
+        histogram.observe(before)
+    for value in values:
+        one_by_one.observe(value)
+    all_at_once.observe_all(values)
+    assert all_at_once.cumulative() == one_by_one.cumulative()
+    assert (all_at_once.count, all_at_once.sum) == (one_by_one.count, pytest.approx(one_by_one.sum))
 
 
 async def test_writes_and_reads_fail_cleanly_while_the_database_is_unreachable() -> None:

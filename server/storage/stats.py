@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 LATENCY_BUCKETS_S = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 BATCH_SIZE_BUCKETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
@@ -31,6 +34,15 @@ class Histogram:
         self.counts[bisect.bisect_left(self.bounds, value)] += 1
         self.sum += value
         self.count += 1
+
+    def observe_all(self, values: Sequence[float]) -> None:
+        """:meth:`observe` each of ``values``, with no Python code run for each: a batch's commit observes
+        one value a write."""
+        counts = self.counts
+        for bucket, count in Counter(map(partial(bisect.bisect_left, self.bounds), values)).items():
+            counts[bucket] += count
+        self.sum = sum(values, self.sum)
+        self.count += len(values)
 
     def cumulative(self) -> list[tuple[float, int]]:
         """``(le, observations <= le)`` for every bucket, ending with ``(inf, count)``."""

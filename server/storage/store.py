@@ -65,10 +65,8 @@ import os
 import secrets
 import sqlite3
 import uuid
-from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Self
 
@@ -147,13 +145,12 @@ SQLITE_IN_FLIGHT = 2
 """Batches handed to SQLite's writer process at once: one committing, the next waiting in the pipe."""
 
 
-@dataclass(slots=True, eq=False)
-class _Write:
+class _Write(msgspec.Struct, eq=False):
     """One caller's write, waiting for the writer task: its rows, and the future its caller awaits.
 
     Nothing else is kept: under load thousands wait at once, each one more set of objects for the
     garbage collector to scan. What a failed write needs (its name, its precise error) comes from its
-    first row when it fails.
+    first row when it fails. A struct, not a dataclass: its ``__init__`` is in C, and every write makes one.
     """
 
     parts: tuple[Part, ...]
@@ -164,10 +161,6 @@ class _Write:
     def what(self) -> str:
         """Names the write in error messages, e.g. "move 12 of match 'k3x9'"."""
         return _what(self.parts[0])
-
-    @property
-    def is_move(self) -> bool:
-        return self.parts[0].kind == NEW_MOVE
 
 
 INSTANCE_LOCK_SPACE = int.from_bytes(b"plya", "big")
@@ -210,10 +203,12 @@ class Store:
         self._claim_file: int | None = None
         """The descriptor of the lock file that holds it on an SQLite file."""
         self._max_batch = max_batch
-        self._queue: deque[_Write] = deque()
+        self._queue: list[_Write] = []
         self._loop = asyncio.get_running_loop()
         """Looked up once: on Python 3.11 each lookup is a ``getpid`` system call, and each write needs it."""
         self._wakeup = asyncio.Event()
+        """Set when a write is queued while none was, or when the store closes: the writer waits for it only
+        with nothing queued."""
         self._in_flight = 0
         """Batches handed to SQLite's writer process and not answered yet."""
         self._slot = asyncio.Event()
@@ -416,12 +411,27 @@ class Store:
         lost, so no one heard it, and the match gave its number to this line."""
         return self.commit(writes.new_chat(line))
 
-    def commit(self, *rows: Write) -> asyncio.Future[None]:
-        """Commit ``rows`` (built by :mod:`server.storage.writes`) in one transaction: all of them, or
-        none. The future resolves once they are committed; awaiting it raises a :class:`StorageError`
+    def commit(self, write: Write, *more: Write) -> asyncio.Future[None]:
+        """Commit ``write`` and ``more`` (built by :mod:`server.storage.writes`) in one transaction: all of
+        them, or none. The future resolves once they are committed; awaiting it raises a :class:`StorageError`
         named after the first of them (a duplicate move, a match already over, the database
-        unavailable...), and then nothing of them is stored."""
-        return self._submit(rows[0] if len(rows) == 1 else tuple(part for write in rows for part in write))
+        unavailable...), and then nothing of them is stored.
+
+        The write is queued when called; a closed store's refusal comes through the future too, so callers
+        meet every storage error where they await the write.
+        """
+        parts = (*write, *(part for other in more for part in other)) if more else write
+        loop = self._loop
+        if self._closing:
+            refused = loop.create_future()
+            refused.set_exception(StoreClosedError(f"{_what(parts[0])} not stored: the store is closed"))
+            return refused
+        queued = _Write(parts, loop.create_future(), loop.time())
+        queue = self._queue
+        if not queue:  # (with writes queued already, the writer is not waiting: it takes them next)
+            self._wakeup.set()
+        queue.append(queued)
+        return queued.future
 
     # ------------------------------------------------------------------- reads
 
@@ -527,22 +537,6 @@ class Store:
 
     # ------------------------------------------------------------ write path
 
-    def _submit(self, parts: tuple[Part, ...]) -> asyncio.Future[None]:
-        """Queue one write (its rows commit together or not at all); its future resolves after the commit.
-
-        A closed store's refusal comes through the future too, so callers meet every storage error
-        where they await the write.
-        """
-        loop = self._loop
-        if self._closing:
-            refused = loop.create_future()
-            refused.set_exception(StoreClosedError(f"{_what(parts[0])} not stored: the store is closed"))
-            return refused
-        write = _Write(parts, loop.create_future(), loop.time())
-        self._queue.append(write)
-        self._wakeup.set()
-        return write.future
-
     async def _write_loop(self) -> None:
         batch: list[_Write] = []
         try:
@@ -579,11 +573,10 @@ class Store:
                         await self._wakeup.wait()
                 except TimeoutError:
                     await self._check_claim()
-            batch: list[_Write] = []
-            while self._queue and len(batch) < self._max_batch:
-                write = self._queue.popleft()
-                if not write.future.cancelled():  # its caller gave up before it was written
-                    batch.append(write)
+            queue, most = self._queue, self._max_batch
+            # (A cancelled write's caller gave up before it was written.)
+            batch = [write for write in queue[:most] if not write.future.cancelled()]
+            del queue[:most]
             if batch:
                 return batch
 
@@ -698,12 +691,15 @@ class Store:
         stats.writes += len(writes)
         stats.batch_size.observe(len(writes))
         stats.transaction_seconds.observe(committed - started)
+        stats.commit_seconds.observe_all([committed - write.queued_at for write in writes])
+        moves = 0
         for write in writes:
-            stats.commit_seconds.observe(committed - write.queued_at)
-            if write.is_move:
-                stats.moves += 1
-            if not write.future.done():
-                write.future.set_result(None)
+            if write.parts[0].kind == NEW_MOVE:
+                moves += 1
+            future = write.future
+            if not future.done():
+                future.set_result(None)
+        stats.moves += moves
 
     def _fail(self, write: _Write, error: Exception) -> None:
         self.stats.failed_writes += 1
