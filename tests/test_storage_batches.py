@@ -29,7 +29,16 @@ from test_storage import (
 )
 
 from server.storage import ConflictError, EngineInfo, MatchFinish, MoveRecord, StorageError, Store, writes
-from server.storage.batches import MOVE_COLUMNS, NEW_MOVE, _move_values, _Positional, move_row
+from server.storage.batches import (
+    BATCH_STATEMENTS,
+    MOVE_COLUMNS,
+    NEW_MOVE,
+    Part,
+    _move_values,
+    _Positional,
+    batch_rows,
+    move_row,
+)
 from server.storage.models import MoveRow
 from server.storage.sqlite_writer import (
     SQLITE_WAL_AUTOCHECKPOINT_PAGES,
@@ -296,3 +305,16 @@ async def test_a_move_that_cannot_be_converted_fails_alone_in_a_batch(store: Sto
     stored = await store.get_match("m1")
     assert stored is not None and [m.ply for m in stored.moves] == [0]
     assert (store.stats.moves, store.stats.failed_writes) == (1, 1)
+
+
+@given(st.lists(st.lists(st.integers(0, len(BATCH_STATEMENTS) - 1), min_size=1, max_size=3), max_size=30))
+def test_a_batch_sorts_its_writes_parts_by_kind_keeping_their_order(kinds: list[list[int]]) -> None:
+    writes = [
+        tuple(Part(kind, {"write": index, "part": at}) for at, kind in enumerate(write))
+        for index, write in enumerate(kinds)
+    ]
+    every_part = [part for write in writes for part in write]
+    by_kind = [
+        (kind, [part for part in every_part if part.kind == kind]) for kind in range(len(BATCH_STATEMENTS))
+    ]
+    assert batch_rows(writes) == [(kind, parts) for kind, parts in by_kind if parts]

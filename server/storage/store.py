@@ -68,6 +68,7 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from operator import attrgetter
 from typing import Self
 
 import msgspec
@@ -161,6 +162,10 @@ class _Write(msgspec.Struct, eq=False):
     def what(self) -> str:
         """Names the write in error messages, e.g. "move 12 of match 'k3x9'"."""
         return _what(self.parts[0])
+
+
+_PARTS = attrgetter("parts")
+"""A :class:`_Write`'s rows (for :func:`batch_rows`, in C)."""
 
 
 INSTANCE_LOCK_SPACE = int.from_bytes(b"plya", "big")
@@ -590,7 +595,7 @@ class Store:
             await self._slot.wait()
         try:
             await sqlite.start()
-            converted = sqlite.convert(batch_rows([write.parts for write in batch]))
+            converted = sqlite.convert(batch_rows(map(_PARTS, batch)))
         except Exception as error:  # the writer cannot start, or a value cannot be converted
             if len(batch) > 1:
                 log.info("a batch of %d writes failed (%s); retrying one by one", len(batch), _reason(error))
@@ -620,7 +625,7 @@ class Store:
     async def _commit(self, batch: list[_Write]) -> None:
         loop = self._loop
         started = loop.time()
-        rows = batch_rows([write.parts for write in batch])
+        rows = batch_rows(map(_PARTS, batch))
         try:
             connection = await self._writer_connection()
             async with connection.begin():
