@@ -451,11 +451,10 @@ class MatchHost:
             step = intent(live.match, now=now)
             if step.duplicate:
                 requester.send(self._state(live, requester, request_id))
-            elif (write := self._commit(live, step)) is not None:
+            elif writes := self._writes(live, step):
                 answered = Pending()
-                write.add_done_callback(
-                    functools.partial(self._committed, live, step, requester, request_id, answered)
-                )
+                committed = functools.partial(self._committed, live, step, requester, request_id, answered)
+                self.store.commit_then(committed, *writes)
                 return answered  # (the lock held until then)
             else:
                 self._enact(live, step, requester, request_id)
@@ -472,15 +471,10 @@ class MatchHost:
         requester: Connection,
         request_id: RequestId,
         answered: Pending,
-        write: asyncio.Future[None],
+        error: StorageError | None,
     ) -> None:
-        """The commit of a step decided in callbacks is over: enact the step, which answers; or, should
-        the commit have failed, do in a task what :meth:`act` does then."""
-        if write.cancelled():  # (the store closed under it: nothing to answer)
-            live.lock.release()
-            answered.done()
-            return
-        error = write.exception()
+        """The commit of a step decided in callbacks is over, and the store says so at once: enact the
+        step, which answers; or, should the commit have failed, do in a task what :meth:`act` does then."""
         if error is not None:
             task = asyncio.Task(
                 self._commit_failed(live, step, requester, request_id, answered, error),
@@ -505,13 +499,11 @@ class MatchHost:
         requester: Connection,
         request_id: RequestId,
         answered: Pending,
-        error: BaseException,
+        error: StorageError,
     ) -> None:
         """As :meth:`act` after a failed commit: enact the step if it is found stored after all, else
         settle what the store holds and refuse. The lock is held, and let go here."""
         try:
-            if not isinstance(error, StorageError):
-                raise error
             try:
                 await self._write_failed(live, step.effects, error)
             except ProtocolError as refusal:
@@ -679,15 +671,20 @@ class MatchHost:
         self._enact(live, step, requester, request_id)
 
     def _commit(self, live: LiveMatch, step: Step) -> asyncio.Future[None] | None:
-        """Start committing ``step``'s effects, all in one transaction (a step is stored whole, or not at
-        all); ``None`` if there is nothing to commit."""
+        """Start committing ``step``'s effects (see :meth:`_writes`); ``None`` with nothing to commit."""
+        writes = self._writes(live, step)
+        return self.store.commit(*writes) if writes else None
+
+    def _writes(self, live: LiveMatch, step: Step) -> tuple[Write, ...]:
+        """What the store writes for ``step``'s effects, to commit in one transaction (a step is stored
+        whole, or not at all); none if there is nothing to commit."""
         effects = step.effects
         if not effects or step.stored:
-            return None
+            return ()
         at = datetime.now(UTC)
         if len(effects) == 1:
-            return self.store.commit(self._rows(live, effects[0], at))
-        return self.store.commit(*(self._rows(live, effect, at) for effect in effects))
+            return (self._rows(live, effects[0], at),)
+        return tuple(self._rows(live, effect, at) for effect in effects)
 
     def _enact(
         self,

@@ -34,6 +34,7 @@ from pg_scratch import temporary_postgres_database
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from support.client import ArenaClient, Message
+from support.commits import Commit, intercept_commits
 from support.fixtures import Connect, StartServer
 from support.fuzz_arena import api_get
 from support.play import decisive_game, open_match, play_moves
@@ -470,24 +471,22 @@ def fail_the_next_commit_of(
     the connection to the database dropped: before COMMIT (nothing stored), or, ``committed``, during
     it (all stored, the answer lost). Other commits, and later ones, go through. Returns the parameters
     of that commit's rows of ``kind``."""
-    original = Store.commit
     failed: list[dict[str, Any]] = []
 
-    def commit(store: Store, *rows: Write) -> Awaitable[None]:
+    def fail_once(store: Store, rows: tuple[Write, ...], commit: Commit) -> Awaitable[None] | None:
         parts = [part for write in rows for part in write]
-        if not any(part.kind == kind for part in parts):
-            return original(store, *rows)
-        monkeypatch.setattr(Store, "commit", original)
+        if failed or not any(part.kind == kind for part in parts):
+            return None
         failed.extend(part.params for part in parts if part.kind == kind)
 
         async def fail() -> None:
             if committed:
-                await original(store, *rows)
+                await commit(store, *rows)
             raise DatabaseUnavailableError("connection lost" + (" during COMMIT" if committed else ""))
 
-        return asyncio.ensure_future(fail())
+        return fail()
 
-    monkeypatch.setattr(Store, "commit", commit)
+    intercept_commits(monkeypatch, fail_once)
     return failed
 
 
@@ -719,15 +718,14 @@ async def test_a_chat_line_that_cannot_be_stored_is_refused_and_heard_by_no_one(
     alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
     match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
 
-    def unreachable(store: Store, *rows: Write) -> Awaitable[None]:
+    def unreachable(store: Store, rows: tuple[Write, ...], commit: Commit) -> Awaitable[None] | None:
         if all(part.kind != NEW_CHAT for write in rows for part in write):
-            return original(store, *rows)
+            return None
         refused: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         refused.set_exception(DatabaseUnavailableError("the database is unreachable"))
         return refused
 
-    original = Store.commit
-    monkeypatch.setattr(Store, "commit", unreachable)
+    intercept_commits(monkeypatch, unreachable)
     refused = await alice.request("chat", match_id=match_id, text="can you hear me?")
     assert (refused["type"], refused["code"]) == ("error", "unavailable"), refused
     assert [m for m in await bob.settle() if m.get("type") == "chat"] == []

@@ -7,6 +7,7 @@ from collections.abc import Awaitable
 
 import pytest
 from support.client import ArenaClient
+from support.commits import Commit, intercept_commits
 from support.fixtures import Connect, StartServer
 from support.play import open_match, play_moves
 
@@ -326,20 +327,20 @@ async def test_a_players_old_matches_loaded_by_others_do_not_push_out_their_room
 def hold_the_next_commit(monkeypatch: pytest.MonkeyPatch) -> tuple[asyncio.Event, asyncio.Event]:
     """Make the next commit wait until the second event is set; the first is set once it waits. Later
     commits go through."""
-    original = Store.commit
     waiting, go_on = asyncio.Event(), asyncio.Event()
 
-    def commit(store: Store, *rows: Write) -> Awaitable[None]:
-        monkeypatch.setattr(Store, "commit", original)
+    def hold_once(store: Store, rows: tuple[Write, ...], commit: Commit) -> Awaitable[None] | None:
+        if waiting.is_set():
+            return None
         waiting.set()
 
         async def held() -> None:
             await go_on.wait()
-            await original(store, *rows)
+            await commit(store, *rows)
 
-        return asyncio.ensure_future(held())
+        return held()
 
-    monkeypatch.setattr(Store, "commit", commit)
+    intercept_commits(monkeypatch, hold_once)
     return waiting, go_on
 
 

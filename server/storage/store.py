@@ -11,6 +11,9 @@ holds its write: a move is acknowledged only once it is durable. The methods
 that write queue their write when called and return that future, with no
 coroutine around it: under load thousands of writes wait for their commits at
 once, and each coroutine would be one more object for the collector to visit.
+A caller that answers in callbacks (the server's moves) gives a callback
+instead (:meth:`Store.commit_then`), called as soon as the commit's answer is
+read, with no future and no turn of the loop in between.
 
 A batch costs a handful of statements however many writes it holds: its
 writes are applied kind by kind (new players, matches, seats, starts, moves,
@@ -22,8 +25,9 @@ process (:mod:`server.storage.sqlite_writer`), which applies it on a plain
 ``sqlite3`` connection and commits: the loop serves everyone else meanwhile,
 where a thread would have fought it for the GIL (``plyarena bench store``).
 Two batches may be with the writer at once, one committing and the next
-waiting in the pipe, and the writes' futures resolve in the I/O callback that
-reads the answer: no batch waits for a turn of a busy loop between two commits.
+waiting in the pipe, and the writes' futures resolve (their callbacks are
+called) in the I/O callback that reads the answer: no batch waits for a turn
+of a busy loop between two commits.
 
 If a batch fails, its writes are retried one at a time, each in its own
 transaction, so only the faulty one fails (say, a duplicate ply) and the others
@@ -65,7 +69,7 @@ import os
 import secrets
 import sqlite3
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from operator import attrgetter
@@ -146,8 +150,14 @@ SQLITE_IN_FLIGHT = 2
 """Batches handed to SQLite's writer process at once: one committing, the next waiting in the pipe."""
 
 
+Committed = Callable[[StorageError | None], None]
+"""Told, once a write's commit is over, ``None`` if it is stored, else why nothing of it is (see
+:meth:`Store.commit_then`)."""
+
+
 class _Write(msgspec.Struct, eq=False):
-    """One caller's write, waiting for the writer task: its rows, and the future its caller awaits.
+    """One caller's write, waiting for the writer task: its rows, and the future its caller awaits or the
+    callback it gave (:meth:`Store.commit_then`).
 
     Nothing else is kept: under load thousands wait at once, each one more set of objects for the
     garbage collector to scan. What a failed write needs (its name, its precise error) comes from its
@@ -155,13 +165,36 @@ class _Write(msgspec.Struct, eq=False):
     """
 
     parts: tuple[Part, ...]
-    future: asyncio.Future[None]
+    future: asyncio.Future[None] | None
     queued_at: float
+    then: Committed | None = None
 
     @property
     def what(self) -> str:
         """Names the write in error messages, e.g. "move 12 of match 'k3x9'"."""
         return _what(self.parts[0])
+
+    @property
+    def given_up(self) -> bool:
+        """Whether its caller stopped waiting before it was written (its future cancelled)."""
+        return self.future is not None and self.future.cancelled()
+
+    def settle(self, error: StorageError | None) -> None:
+        """Tell the caller that the commit is over: stored if ``error`` is ``None``."""
+        then = self.then
+        if then is not None:
+            self.then = None  # (told once)
+            try:
+                then(error)
+            except Exception:  # (one caller's failure is not the other writes')
+                log.exception("a commit's callback failed")
+            return
+        future = self.future
+        if future is not None and not future.done():
+            if error is None:
+                future.set_result(None)
+            else:
+                future.set_exception(error)
 
 
 _PARTS = attrgetter("parts")
@@ -426,17 +459,33 @@ class Store:
         meet every storage error where they await the write.
         """
         parts = (*write, *(part for other in more for part in other)) if more else write
-        loop = self._loop
+        future = self._loop.create_future()
         if self._closing:
-            refused = loop.create_future()
-            refused.set_exception(StoreClosedError(f"{_what(parts[0])} not stored: the store is closed"))
-            return refused
-        queued = _Write(parts, loop.create_future(), loop.time())
+            future.set_exception(_closed(parts))
+        else:
+            self._queue_write(_Write(parts, future, self._loop.time()))
+        return future
+
+    def commit_then(self, then: Committed, write: Write, *more: Write) -> None:
+        """As :meth:`commit`, but call ``then`` once the commit is over, with ``None`` or the
+        :class:`StorageError`, instead of resolving a future: called in the store's own callback (the
+        commit's answer), never before this returns.
+
+        For the server's moves: a future would be made for each, and once resolved its callback would
+        wait for a turn of the loop, after everything else that the commit's answer resolved. Called at
+        once, the move's players have their answer as soon as its batch is committed.
+        """
+        parts = (*write, *(part for other in more for part in other)) if more else write
+        if self._closing:
+            self._loop.call_soon(then, _closed(parts))
+        else:
+            self._queue_write(_Write(parts, None, self._loop.time(), then))
+
+    def _queue_write(self, write: _Write) -> None:
         queue = self._queue
         if not queue:  # (with writes queued already, the writer is not waiting: it takes them next)
             self._wakeup.set()
-        queue.append(queued)
-        return queued.future
+        queue.append(write)
 
     # ------------------------------------------------------------------- reads
 
@@ -557,7 +606,7 @@ class Store:
             # Only a cancelled or broken writer gets here: refuse new writes, fail those still waiting.
             self._closing = True
             for write in (*batch, *self._queue):
-                _fail(write.future, StoreClosedError(f"{write.what} not stored: the store writer stopped"))
+                write.settle(StoreClosedError(f"{write.what} not stored: the store writer stopped"))
             self._queue.clear()
             if not isinstance(error, asyncio.CancelledError):
                 log.exception("store writer stopped")
@@ -580,7 +629,7 @@ class Store:
                     await self._check_claim()
             queue, most = self._queue, self._max_batch
             # (A cancelled write's caller gave up before it was written.)
-            batch = [write for write in queue[:most] if not write.future.cancelled()]
+            batch = [write for write in queue[:most] if not write.given_up]
             del queue[:most]
             if batch:
                 return batch
@@ -701,14 +750,12 @@ class Store:
         for write in writes:
             if write.parts[0].kind == NEW_MOVE:
                 moves += 1
-            future = write.future
-            if not future.done():
-                future.set_result(None)
+            write.settle(None)
         stats.moves += moves
 
     def _fail(self, write: _Write, error: Exception) -> None:
         self.stats.failed_writes += 1
-        _fail(write.future, _storage_error(write, error))
+        write.settle(_storage_error(write, error))
 
     @asynccontextmanager
     async def _reading(self, what: str) -> AsyncIterator[None]:
@@ -917,9 +964,8 @@ def _storable(text: str) -> bool:
     return "\x00" not in text
 
 
-def _fail(future: asyncio.Future[None], error: StorageError) -> None:
-    if not future.done():
-        future.set_exception(error)
+def _closed(parts: tuple[Part, ...]) -> StoreClosedError:
+    return StoreClosedError(f"{_what(parts[0])} not stored: the store is closed")
 
 
 def _chat_record(row: ChatLineRow) -> ChatRecord:
