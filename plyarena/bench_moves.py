@@ -35,6 +35,7 @@ from server.bus import InProcessBus
 from server.config import ServerConfig
 from server.connection import Connection, TokenBucket
 from server.eventloop import loop_factory
+from server.inbox import Handled, Pending
 from server.limits import GC_THRESHOLDS, tune_garbage_collector
 from server.storage import Store
 
@@ -115,6 +116,19 @@ class _GcTimer:
             self.seconds[info["generation"]] += pause
 
 
+async def _handled(handled: Handled) -> None:
+    """Wait until the message that ``Server._receive`` took is handled, whichever way it is (see
+    :data:`server.inbox.Handled`), as the connection's inbox would before its next message."""
+    if handled is None:
+        return
+    if isinstance(handled, Pending):
+        done = asyncio.get_running_loop().create_future()
+        handled.then(lambda: done.set_result(None))
+        await done
+        return
+    await handled
+
+
 async def _play(plan: MovesPlan, thresholds: Thresholds, directory: Path) -> MovesRun:
     store = await Store.open(f"sqlite+aiosqlite:///{directory}/moves.sqlite3")
     bus = InProcessBus()
@@ -123,7 +137,7 @@ async def _play(plan: MovesPlan, thresholds: Thresholds, directory: Path) -> Mov
     rng = random.Random(2)
 
     async def say(connection: _KeptFrames, request: dict[str, object]) -> None:
-        await server._receive(connection, msgspec.json.encode(request).decode())
+        await _handled(server._receive(connection, msgspec.json.encode(request).decode()))
 
     pairs: list[tuple[str, _KeptFrames, _KeptFrames]] = []
     for index in range(plan.matches):
