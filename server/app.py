@@ -247,7 +247,8 @@ class Server:
 
     def _receive(self, connection: Connection, frame: str | bytes) -> Handled:
         """Handle a message: at once when it can be (a refusal, and most moves: see
-        :meth:`MatchHost.act_soon`), else by the future or in the coroutine returned (see :class:`Inbox`)."""
+        :meth:`MatchHost.act_soon`), else by the :class:`Pending` or in the coroutine returned (see
+        :class:`Inbox`)."""
         self.metrics.requests_total += 1
         if not connection.bucket.take(self.now()):
             self._refuse(
