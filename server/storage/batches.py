@@ -117,23 +117,50 @@ def batch_rows(writes: Iterable[Sequence[Part]]) -> Rows:
     ]
 
 
-def move_row(move: MoveRecord) -> dict[str, Any]:
-    """The parameters of ``insert(MoveRow)`` for ``move``."""
+MOVE_COLUMNS = (
+    "match_id",
+    "ply",
+    "seat",
+    "notation",
+    "think_ms",
+    "played_at",
+    "clock0_ms",
+    "clock1_ms",
+    "score",
+    "depth",
+    "nodes",
+    "pv",
+)
+"""The parameters of ``insert(MoveRow)``, in the order in which :func:`_move_fields` gives their values."""
+_PLAYED_AT, _PV = MOVE_COLUMNS.index("played_at"), MOVE_COLUMNS.index("pv")
+
+
+def _move_fields(move: MoveRecord) -> list[Any]:
+    """The values of ``insert(MoveRow)``'s parameters for ``move``, in :data:`MOVE_COLUMNS`' order, not
+    converted for a driver."""
     clocks, engine = move.clocks_ms, move.engine
-    return {
-        "match_id": move.match_id,
-        "ply": move.ply,
-        "seat": move.seat,
-        "notation": move.notation,
-        "think_ms": move.think_ms,
-        "played_at": move.played_at,
-        "clock0_ms": clocks[0] if clocks else None,
-        "clock1_ms": clocks[1] if clocks else None,
-        "score": engine.score if engine else None,
-        "depth": engine.depth if engine else None,
-        "nodes": engine.nodes if engine else None,
-        "pv": list(engine.pv) if engine and engine.pv else None,
-    }
+    values = [
+        move.match_id,
+        move.ply,
+        move.seat,
+        move.notation,
+        move.think_ms,
+        move.played_at,
+        clocks[0] if clocks else None,
+        clocks[1] if clocks else None,
+        None,
+        None,
+        None,
+        None,
+    ]
+    if engine:
+        values[8:] = engine.score, engine.depth, engine.nodes, list(engine.pv) if engine.pv else None
+    return values
+
+
+def move_row(move: MoveRecord) -> dict[str, Any]:
+    """The parameters of ``insert(MoveRow)`` for ``move``, by name."""
+    return dict(zip(MOVE_COLUMNS, _move_fields(move), strict=True))
 
 
 async def apply_batch(connection: AsyncConnection, rows: Rows) -> None:
@@ -207,23 +234,6 @@ def _row_values(
     return row_values
 
 
-MOVE_COLUMNS = (
-    "match_id",
-    "ply",
-    "seat",
-    "notation",
-    "think_ms",
-    "played_at",
-    "clock0_ms",
-    "clock1_ms",
-    "score",
-    "depth",
-    "nodes",
-    "pv",
-)
-"""The parameters of ``insert(MoveRow)`` in the order in which :func:`_move_values` gives them."""
-
-
 def _move_values(
     names: tuple[str, ...], conversions: Conversions, constants: dict[str, Any]
 ) -> Callable[[MoveRecord], list[Any]]:
@@ -244,24 +254,10 @@ def _move_values(
     pv_json, no_pv = converted["pv"]
 
     def move_values(move: MoveRecord) -> list[Any]:
-        clocks, engine = move.clocks_ms, move.engine
-        values = [
-            move.match_id,
-            move.ply,
-            move.seat,
-            move.notation,
-            move.think_ms,
-            timestamp(move.played_at),
-            clocks[0] if clocks else None,
-            clocks[1] if clocks else None,
-            None,
-            None,
-            None,
-            no_pv,
-        ]
-        if engine:
-            pv = engine.pv
-            values[8:] = engine.score, engine.depth, engine.nodes, pv_json(list(pv)) if pv else no_pv
+        values = _move_fields(move)
+        values[_PLAYED_AT] = timestamp(values[_PLAYED_AT])
+        pv = values[_PV]
+        values[_PV] = no_pv if pv is None else pv_json(pv)
         return values
 
     return move_values
