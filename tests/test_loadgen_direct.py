@@ -36,20 +36,31 @@ async def welcomed() -> AsyncIterator[DirectClient]:
             yield client
 
 
+class Collected:
+    """A callback that keeps the messages it is given, and says when it has ``count`` of them."""
+
+    def __init__(self, count: int) -> None:
+        self.messages: list[bytes] = []
+        self.count = count
+        self.done = asyncio.Event()
+
+    def __call__(self, message: bytes) -> None:
+        self.messages.append(message)
+        if len(self.messages) == self.count:
+            self.done.set()
+
+    async def wait(self) -> list[bytes]:
+        await asyncio.wait_for(self.done.wait(), 5)
+        return self.messages
+
+
 async def test_messages_go_to_the_callback_once_set_and_to_recv_before() -> None:
     async with welcomed() as client:
-        received: list[bytes] = []
-        done = asyncio.Event()
-
-        def take(message: bytes) -> None:
-            received.append(message)
-            if len(received) == 6:
-                done.set()
-
-        client.on_message = take
+        collected = Collected(6)
+        client.on_message = collected
         await client.send("one")
         await client.send("two")
-        await asyncio.wait_for(done.wait(), 5)
+        received = await collected.wait()
     assert received == [
         b"text one",
         b"frag0 frag1 frag2 ",
@@ -64,20 +75,17 @@ async def test_a_callback_that_fails_is_logged_and_the_next_message_still_comes(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     async with welcomed() as client:
-        received: list[bytes] = []
-        done = asyncio.Event()
+        collected = Collected(3)
 
         def take(message: bytes) -> None:
-            received.append(message)
-            if len(received) == 3:
-                done.set()
+            collected(message)
             if message == b"text boom":
                 raise RuntimeError("a callback that fails")
 
         client.on_message = take
         with caplog.at_level(logging.ERROR):
             await client.send("boom")
-            await asyncio.wait_for(done.wait(), 5)
+            received = await collected.wait()
     assert received[1:] == [b"frag0 frag1 frag2 ", b"\x00binary"]
     assert any("handling a message failed" in record.getMessage() for record in caplog.records)
 
