@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 import math
+import os
 import random
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -30,7 +32,7 @@ from bots.loadgen.report import (
     run_row,
 )
 from bots.loadgen.run import ServerBenchPlan, report_notes
-from bots.loadgen.target import parse_metrics
+from bots.loadgen.target import parse_metrics, waiting_seconds
 from plyarena.cli import main
 
 METRICS = """# HELP plyarena_connections Open WebSocket connections.
@@ -154,6 +156,17 @@ def test_the_windows_show_what_one_move_or_echo_costs_the_server() -> None:
     assert "| server CPU per durable move (echo: per echo), us | 10,000 | 10,000 | 2,500 |" in text
 
 
+def test_the_windows_show_how_long_the_server_waited_for_a_core_where_the_kernel_counts_it() -> None:
+    waited = replace(
+        report("2026-01-01 10:00 UTC"), windows=(replace(window("paced", 10.0), server_waiting=0.15),)
+    )
+    assert "| server ready but waiting for a core | - | 0.15 |" in render_markdown(waited)
+    mine = waiting_seconds(os.getpid())
+    if sys.platform == "linux":
+        assert mine is not None and mine >= 0.0
+    assert waiting_seconds(2**22 + 1) is None  # (above Linux's largest pid: no such process)
+
+
 def test_the_run_log_shows_the_round_trips_of_every_paced_window() -> None:
     several = replace(
         report("2026-01-01 10:00 UTC"),
@@ -187,6 +200,7 @@ SECTION_FIELDS = (
     "round trip p50 / p95 / p99 / max ms",
     "server loop lag p50 / p99 ms",
     "server CPU per durable move (echo: per echo), us",
+    "server ready but waiting for a core",
     "KiB per connection",
     "websockets echo",
     "- Machine: ",

@@ -99,6 +99,8 @@ class Observation:
     loadgen_cpu_s: float
     machine_busy_s: float
     """Every core's busy time, whoever used it: the rest is other processes' (and the kernel's network)."""
+    server_waiting_s: float | None
+    """How long the server's event loop was ready to run but waited for a core (``None``: not counted)."""
     seconds: float
 
 
@@ -134,6 +136,9 @@ class WindowResult:
     gc_share: float | None = None
     """The part of the window the server spent in garbage collections, which stop it whole."""
     full_collections: int | None = None
+    server_waiting: float | None = None
+    """The part of the window the server's event loop was ready to run but waited for a core, which its
+    SQLite writer, its clients and everything else held: time it could not use, beside ``server_cpu``."""
 
 
 def summarize(
@@ -194,6 +199,7 @@ def summarize(
         loadgen_lag_p99_ms=Spread.of(lags).p99,
         gc_share=gc_share,
         full_collections=full_collections,
+        server_waiting=None if observed.server_waiting_s is None else observed.server_waiting_s / seconds,
     )
 
 
@@ -339,6 +345,10 @@ def _cpu_per_message(window: WindowResult) -> str:
     return f"{1e6 * window.server_cpu / rate:,.0f}" if rate else "-"
 
 
+def _share(cores: float | None) -> str:
+    return "-" if cores is None else f"{cores:.2f}"
+
+
 def _lag(window: WindowResult) -> str:
     lag = window.server_lag_ms
     return "-" if lag is None else f"{_ms(lag[0])} / {_ms(lag[1])}"
@@ -359,6 +369,7 @@ WINDOW_ROWS: tuple[tuple[str, Callable[[WindowResult], str]], ...] = (
     ("writes per commit", lambda w: "-" if w.writes_per_commit is None else f"{w.writes_per_commit:.1f}"),
     ("commit p99 ms", lambda w: _ms(w.commit_p99_ms)),
     ("server CPU", lambda w: f"{w.server_cpu:.2f}"),
+    ("server ready but waiting for a core", lambda w: _share(w.server_waiting)),
     ("server CPU per durable move (echo: per echo), us", _cpu_per_message),
     ("server's SQLite writer process CPU", lambda w: f"{w.helpers_cpu:.2f}"),
     ("server in GC: share of time / full collections",

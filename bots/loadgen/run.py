@@ -48,6 +48,7 @@ from bots.loadgen.target import (
     cpu_seconds,
     machine_busy_seconds,
     rss_bytes,
+    waiting_seconds,
     with_descendants,
 )
 
@@ -255,7 +256,7 @@ async def _observe(
     for window in windows:
         await asyncio.sleep(max(0.0, window.measure_from - loop.time()))
         first = await server.metrics() if server else None
-        cpu_before = _cpu_times(pid, loadgen_pids)
+        cpu_before, waiting_before = _cpu_times(pid, loadgen_pids), waiting_seconds(pid)
         began = loop.time()
         gauges = []
         while loop.time() + GAUGE_EVERY_S < window.end:
@@ -264,11 +265,15 @@ async def _observe(
                 gauges.append(await server.metrics())
         await asyncio.sleep(max(0.0, window.end - loop.time()))
         last = await server.metrics() if server else None
-        cpu_after = _cpu_times(pid, loadgen_pids)
+        cpu_after, waiting_after = _cpu_times(pid, loadgen_pids), waiting_seconds(pid)
         if last is not None:
             gauges.append(last)
         spent = [after - before for before, after in zip(cpu_before, cpu_after, strict=True)]
-        observations.append(Observation(first, last, tuple(gauges), *spent, seconds=loop.time() - began))
+        waited = None if waiting_before is None or waiting_after is None else waiting_after - waiting_before
+        seconds = loop.time() - began
+        observations.append(
+            Observation(first, last, tuple(gauges), *spent, server_waiting_s=waited, seconds=seconds)
+        )
     return observations
 
 

@@ -46,6 +46,15 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
 
 
+def waiting_seconds(pid: int) -> float | None:
+    """How long the main thread of process ``pid`` (a server's event loop) has been ready to run but
+    waited for a core, from ``/proc/{pid}/schedstat``; ``None`` where the kernel keeps no such count."""
+    try:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def with_descendants(pids: Iterable[int]) -> list[int]:
     """``pids`` and every process started under them (a load generator's search workers, say)."""
     parents: dict[int, int] = {}
