@@ -345,7 +345,8 @@ def _cpu_per_message(window: WindowResult) -> str:
     return f"{1e6 * window.server_cpu / rate:,.0f}" if rate else "-"
 
 
-def _share(cores: float | None) -> str:
+def _cores(cores: float | None) -> str:
+    """Cores (CPU seconds a second), or "-" where they were not counted."""
     return "-" if cores is None else f"{cores:.2f}"
 
 
@@ -369,7 +370,7 @@ WINDOW_ROWS: tuple[tuple[str, Callable[[WindowResult], str]], ...] = (
     ("writes per commit", lambda w: "-" if w.writes_per_commit is None else f"{w.writes_per_commit:.1f}"),
     ("commit p99 ms", lambda w: _ms(w.commit_p99_ms)),
     ("server CPU", lambda w: f"{w.server_cpu:.2f}"),
-    ("server ready but waiting for a core", lambda w: _share(w.server_waiting)),
+    ("server ready but waiting for a core", lambda w: _cores(w.server_waiting)),
     ("server CPU per durable move (echo: per echo), us", _cpu_per_message),
     ("server's SQLite writer process CPU", lambda w: f"{w.helpers_cpu:.2f}"),
     ("server in GC: share of time / full collections",
