@@ -90,6 +90,8 @@ def test_a_plan_refuses_what_cannot_run_and_says_why() -> None:
     assert [window.name for window in replace(plan, mode="bots").windows(0.0)] == ["bots"]
     with pytest.raises(ValueError, match="rate must be positive, not -5"):
         ServerBenchPlan(rates=(100, -5))
+    with pytest.raises(ValueError, match="niceness is from 0 to 19, not 20"):
+        ServerBenchPlan(loadgen_niceness=20)
 
 
 def test_several_rates_make_one_paced_window_each_in_order() -> None:
@@ -144,6 +146,7 @@ def report(date: str) -> ServerBenchReport:
     return ServerBenchReport(
         command="plyarena bench server --clients 20", date=date, machine="2 cores", mode="scripted",
         backend="sqlite", game="connect4", time_control="5+3", clients=20, matches=10, processes=2,
+        loadgen_niceness=10,
         connections_held=20, connect_seconds=0.5, live_at_start=10, server_memory=Memory(100, 2148, 20),
         echo_memory=Memory(100, 1124, 20), windows=(window("paced", 10.0), window("flat-out", 40.0)),
         echo=window("echo", None),
@@ -226,14 +229,18 @@ def test_a_tiny_scripted_run_reports_every_figure(tmp_path: Path) -> None:
         assert field in section, field
     command = "plyarena bench server --clients 20 --matches 10 --duration 2 --mode scripted"
     assert f"`{command} --rate 5 --rate 10`" in section
+    assert "2 load-generator processes at nice 10 (the servers at 0)." in section
     assert len(previous_runs(section)) == 1
     assert "| connections held | 10,000 | 20 |" in section
 
 
 def test_a_tiny_run_of_level_one_bots_reports_every_figure(tmp_path: Path) -> None:
-    section = run_bench(tmp_path, "--clients", "6", "--matches", "2", "--duration", "1", "--mode", "bots")
+    section = run_bench(tmp_path, "--clients", "6", "--matches", "2", "--duration", "1", "--mode", "bots",
+                        "--loadgen-nice", "0")  # fmt: skip
     for field in (*SECTION_FIELDS, "| echo | bots |"):
         assert field in section, field
+    assert "--mode bots --loadgen-nice 0`" in section
+    assert "2 load-generator processes at the servers' priority." in section
     assert "| connections held | 10,000 | 6 |" in section
 
 

@@ -26,12 +26,14 @@ def split(total: int, parts: int) -> list[int]:
 
 
 class LoadGenerators:
-    """``count`` worker processes (see :mod:`bots.loadgen.worker`); use ``async with``."""
+    """``count`` worker processes (see :mod:`bots.loadgen.worker`), each ``niceness`` steps nicer than the
+    server; use ``async with``."""
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, count: int, niceness: int = 0) -> None:
         if count < 1:
             raise ValueError(f"need at least one load-generator process, not {count}")
         self.count = count
+        self.niceness = niceness
         self._processes: list[BaseProcess] = []
         self._pipes: list[Connection] = []
 
@@ -46,7 +48,10 @@ class LoadGenerators:
         for index in range(self.count):
             ours, theirs = context.Pipe()
             process = context.Process(
-                target=worker_main, args=(index, theirs), name=f"plyarena-loadgen-{index}", daemon=False
+                target=worker_main,
+                args=(index, theirs, self.niceness),
+                name=f"plyarena-loadgen-{index}",
+                daemon=False,
             )
             process.start()
             theirs.close()

@@ -230,6 +230,7 @@ class ServerBenchReport:
     clients: int
     matches: int
     processes: int
+    loadgen_niceness: int
     connections_held: int
     """The server's connection gauge once every client had connected (and said hello)."""
     connect_seconds: float
@@ -455,7 +456,7 @@ def render_markdown(report: ServerBenchReport, previous_section: str | None = No
         f"- Machine: {report.machine}",
         f"- Mode: {report.mode}; {report.clients:,} clients, {report.matches:,} matches of "
         f"{report.game} ({report.time_control}), database {report.backend}, "
-        f"{report.processes} load-generator processes.",
+        f"{report.processes} load-generator processes{_nicer(report.loadgen_niceness)}.",
         f"- Windows: echo baseline, then {windows}; each measured after a warm-up.",
         f"- Connections: {report.connections_held:,} held after {report.connect_seconds:.1f} s of "
         f"connecting; {report.live_at_start:,} matches live before the first window.",
@@ -469,6 +470,10 @@ def render_markdown(report: ServerBenchReport, previous_section: str | None = No
     if report.notes:
         parts += ["", *(f"- {note}" for note in report.notes)]
     return "\n".join(parts).rstrip() + "\n"
+
+
+def _nicer(niceness: int) -> str:
+    return f" at nice {niceness} (the servers at 0)" if niceness else " at the servers' priority"
 
 
 def _describe_pace(window: WindowResult) -> str:

@@ -62,6 +62,7 @@ ECHO_PAYLOAD = b'{"type":"move","id":1234,"match_id":"q3Zr8L0bXyE","ply":12,"mov
 SERVER_SPARE_CPU = 0.8
 """Below this many cores a single-threaded server still had time to spare (a saturated one shows 0.9 and
 more): a window that asked for more and got less was then held back by its load generators."""
+MAX_NICENESS = 19
 SETTLE_S = 1.0
 """A pause before reading memory, so that the server has handled what just happened."""
 GAUGE_EVERY_S = 1.0
@@ -85,6 +86,9 @@ class ServerBenchPlan:
     per second. Several paces in one run compare on the same echo baseline and the same moment of a
     machine whose speed drifts between runs."""
     processes: int = 2
+    loadgen_niceness: int = 10
+    """How much nicer than the server (and the echo server) the load generators run: they take the cores
+    the server leaves, as clients on machines of their own would take none of its (0: the same weight)."""
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -101,6 +105,8 @@ class ServerBenchPlan:
                 raise ValueError(f"a rate must be positive, not {rate:g}")
         if self.processes < 1:
             raise ValueError(f"need at least one load-generator process, not {self.processes}")
+        if not 0 <= self.loadgen_niceness <= MAX_NICENESS:
+            raise ValueError(f"a niceness is from 0 to {MAX_NICENESS}, not {self.loadgen_niceness}")
 
     @property
     def paced_rates(self) -> tuple[float, ...]:
@@ -130,7 +136,7 @@ class ServerBenchPlan:
 
 async def run_server_benchmark(plan: ServerBenchPlan, command: str, progress: Progress) -> ServerBenchReport:
     """Run the plan (see the module docstring) and return its figures."""
-    async with LoadGenerators(plan.processes) as generators:
+    async with LoadGenerators(plan.processes, plan.loadgen_niceness) as generators:
         echo, echo_memory = await _measure_echo(plan, generators, progress)
         with tempfile.TemporaryDirectory(prefix="plyarena-bench-server-") as scratch:
             db_url = plan.db_url or f"sqlite+aiosqlite:///{Path(scratch) / 'bench.sqlite3'}"
@@ -158,6 +164,7 @@ async def run_server_benchmark(plan: ServerBenchPlan, command: str, progress: Pr
         clients=plan.clients,
         matches=plan.matches,
         processes=plan.processes,
+        loadgen_niceness=plan.loadgen_niceness,
         connections_held=connected,
         connect_seconds=connect_s,
         live_at_start=live_at_start,

@@ -45,7 +45,7 @@ from bots.loadgen.commands import (
 from bots.loadgen.dephasing import opening_plies
 from bots.loadgen.direct import DirectClient
 from bots.loadgen.echo import EchoPinger
-from bots.loadgen.limits import raise_open_files_limit
+from bots.loadgen.limits import lower_priority, raise_open_files_limit
 from bots.loadgen.recording import Pacing, Recorder
 from bots.loadgen.scripted import ScriptedPair
 from bots.pool import SearchPool
@@ -64,10 +64,12 @@ SEARCH_WORKERS = 1
 """Search processes per load generator in bots mode: level 1 thinks in well under a millisecond."""
 
 
-def worker_main(index: int, control: Connection) -> None:
-    """The body of a load-generator process: obey ``control`` until :class:`Quit`."""
+def worker_main(index: int, control: Connection, niceness: int = 0) -> None:
+    """The body of a load-generator process: obey ``control`` until :class:`Quit`, ``niceness`` steps
+    nicer than the server it measures."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's; it tells us to quit
     os.setsid()  # a session of its own, like a client on another machine: the scheduler weighs it alone
+    lower_priority(niceness)
     raise_open_files_limit()
     logging.basicConfig(level=logging.WARNING, format=f"loadgen {index}: %(levelname)s %(name)s: %(message)s")
     eventloop.run(Worker(index, control).serve())

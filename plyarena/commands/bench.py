@@ -51,6 +51,7 @@ from plyarena.options import (
     CommandError,
     check_writable,
     database_url,
+    non_negative_int,
     positive_float,
     positive_int,
     time_control,
@@ -286,6 +287,14 @@ def _configure_server(parser: argparse.ArgumentParser) -> None:
         help=f"load-generator processes (default {defaults.processes})",
     )
     parser.add_argument(
+        "--loadgen-nice",
+        type=non_negative_int,
+        default=defaults.loadgen_niceness,
+        metavar="N",
+        help="how much nicer than the server the load generators run, so that they take the cores it "
+        f"leaves, as clients on machines of their own would (0 to 19; default {defaults.loadgen_niceness})",
+    )
+    parser.add_argument(
         "--output",
         type=Path,
         default=DEFAULT_OUTPUT,
@@ -300,7 +309,7 @@ def _run_server(args: argparse.Namespace) -> int:
         plan = ServerBenchPlan(
             clients=args.clients, matches=args.matches, duration_s=args.duration, mode=args.mode,
             db_url=args.db, game=args.game, time_control=args.time_control, rates=tuple(args.rate or ()),
-            processes=args.processes,
+            processes=args.processes, loadgen_niceness=args.loadgen_nice,
         )  # fmt: skip
     except ValueError as error:
         raise CommandError(str(error)) from None
@@ -332,6 +341,7 @@ def _server_command(args: argparse.Namespace) -> str:
         ("--game", args.game, defaults.game),
         ("--time-control", args.time_control, defaults.time_control),
         ("--processes", args.processes, defaults.processes),
+        ("--loadgen-nice", args.loadgen_nice, defaults.loadgen_niceness),
     ):
         if value != default:
             parts.append(f"{flag} {value}")
