@@ -36,8 +36,9 @@ from server.config import ServerConfig
 from server.connection import Connection, TokenBucket
 from server.errors import ErrorCode, ProtocolError, ServerStartError
 from server.http import HttpFront
+from server.ids import new_match_id
 from server.inbox import Handled, Inbox, Pending
-from server.live import Intent, MatchHost, new_id, player_info, storage_failure
+from server.live import Intent, MatchHost, player_info, storage_failure
 from server.lobby import TOPIC_ROOT, Lobby
 from server.match import Match
 from server.metrics import Metrics, measure_loop_lag
@@ -378,7 +379,7 @@ class Server:
                 "wait for one to fill, or leave one (match.leave) to cancel it",
             )
         seat = self.rng.choice((0, 1)) if request.seat == "random" else request.seat
-        match = Match.open(new_id(), game, options, self.config.grace_s)
+        match = Match.open(new_match_id(), game, options, self.config.grace_s)
         await self.host.create(match, connection, seat, request.id)
 
     async def _join(self, connection: Connection, request: protocol.JoinMatch) -> None:
@@ -438,9 +439,9 @@ def _intent(request: Request, player_id: str) -> Intent:
         case protocol.Abort():
             return partial(Match.abort, player_id=player_id)
         case protocol.OfferRematch():
-            return partial(Match.offer_rematch, player_id=player_id, new_match_id=new_id())
+            return partial(Match.offer_rematch, player_id=player_id, new_match_id=new_match_id())
         case protocol.AcceptRematch():
-            return partial(Match.accept_rematch, player_id=player_id, new_match_id=new_id())
+            return partial(Match.accept_rematch, player_id=player_id, new_match_id=new_match_id())
         case protocol.DeclineRematch():
             return partial(Match.decline_rematch, player_id=player_id)
         case protocol.SendChat(text=text):

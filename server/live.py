@@ -19,7 +19,6 @@ import contextlib
 import functools
 import itertools
 import logging
-import secrets
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ from server.clock import Clock
 from server.config import ServerConfig
 from server.connection import Connection, push_to
 from server.errors import ErrorCode, ProtocolError
+from server.ids import new_id
 from server.inbox import Pending
 from server.lobby import Lobby, match_topic
 from server.match import (
@@ -113,11 +113,6 @@ def _is_here(live: LiveMatch, player_id: str) -> bool:
     """Whether ``player_id`` holds a seat in ``live`` and is there (a connection of theirs follows it)."""
     seat = live.match.seat_of(player_id)
     return seat is not None and live.match.connected[seat]
-
-
-def new_id() -> str:
-    """A random, URL- and topic-safe id for matches and event logs."""
-    return secrets.token_urlsafe(8)
 
 
 def player_info(player: storage.PlayerRecord) -> PlayerInfo:
