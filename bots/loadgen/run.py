@@ -57,7 +57,7 @@ BOT_LEVEL = 1
 MAX_MOVES_PER_MATCH_S = 30.0
 """The fastest a match moves flat-out: each player then sends 15 moves a second, under the 20 requests
 a second that the server allows a connection (docs/protocol.md); echoing connections keep the same pace."""
-ECHO_PAYLOAD = b'{"type":"move","id":1234,"match_id":"q3Zr8L0bXyE","ply":12,"move":"4"}'
+ECHO_PAYLOAD = b'{"type":"move","id":1234,"match_id":"P7_ozOrnyPg6yKy","ply":12,"move":"4"}'
 """A move request's size and shape."""
 SERVER_SPARE_CPU = 0.8
 """Below this many cores a single-threaded server still had time to spare (a saturated one shows 0.9 and
@@ -88,7 +88,8 @@ class ServerBenchPlan:
     processes: int = 2
     loadgen_niceness: int = 10
     """How much nicer than the server (and the echo server) the load generators run: they take the cores
-    the server leaves, as clients on machines of their own would take none of its (0: the same weight)."""
+    the server leaves, as clients on machines of their own would take none of its cores (0: the same
+    weight)."""
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
