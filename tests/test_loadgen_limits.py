@@ -20,8 +20,9 @@ def report_priority(niceness: int, out: Connection) -> None:
 
 
 def priority_after(niceness: int) -> tuple[int, str | None]:
-    theirs, ours = multiprocessing.get_context("spawn").Pipe(duplex=False)
-    process = multiprocessing.get_context("spawn").Process(target=report_priority, args=(niceness, ours))
+    spawn = multiprocessing.get_context("spawn")
+    theirs, ours = spawn.Pipe(duplex=False)
+    process = spawn.Process(target=report_priority, args=(niceness, ours))
     process.start()
     ours.close()
     try:
