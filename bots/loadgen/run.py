@@ -63,6 +63,7 @@ SERVER_SPARE_CPU = 0.8
 """Below this many cores a single-threaded server still had time to spare (a saturated one shows 0.9 and
 more): a window that asked for more and got less was then held back by its load generators."""
 MAX_NICENESS = 19
+"""The nicest a process can be on Linux: the load generators' niceness is from 0 to this."""
 SETTLE_S = 1.0
 """A pause before reading memory, so that the server has handled what just happened."""
 GAUGE_EVERY_S = 1.0

@@ -32,8 +32,8 @@ from bots.benchmark import (
 )
 from bots.levels import LEVEL_COUNT
 from bots.loadgen import report as server_report
+from bots.loadgen.run import MAX_NICENESS, ServerBenchPlan, run_server_benchmark
 from bots.loadgen.run import MODES as SERVER_MODES
-from bots.loadgen.run import ServerBenchPlan, run_server_benchmark
 from bots.loadgen.target import TargetStartError
 from games import GAMES
 from plyarena.bench_bots import BotsPlan, run_bots_benchmark
@@ -292,7 +292,8 @@ def _configure_server(parser: argparse.ArgumentParser) -> None:
         default=defaults.loadgen_niceness,
         metavar="N",
         help="how much nicer than the server the load generators run, so that they take the cores it "
-        f"leaves, as clients on machines of their own would (0 to 19; default {defaults.loadgen_niceness})",
+        f"leaves, as clients on machines of their own would (0 to {MAX_NICENESS}; default "
+        f"{defaults.loadgen_niceness})",
     )
     parser.add_argument(
         "--output",
