@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from plyarena.bench_moves import MovesPlan, run_moves_benchmark
-from plyarena.bench_store import WAYS, StorePlan, run_store_benchmark
+from bench.moves import MovesPlan, run_moves_benchmark
+from bench.store import WAYS, StorePlan, run_store_benchmark
 from plyarena.cli import main
 from plyarena.commands.bench import write_section
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from bots.loadgen.driver import split
-from bots.loadgen.recording import Pacing
-from bots.loadgen.report import (
+from bench.loadgen.driver import split
+from bench.loadgen.recording import Pacing
+from bench.loadgen.report import (
     RUNS_TITLE,
     Memory,
     ServerBenchReport,
@@ -31,8 +31,8 @@ from bots.loadgen.report import (
     render_markdown,
     run_row,
 )
-from bots.loadgen.run import ServerBenchPlan, report_notes
-from bots.loadgen.target import parse_metrics, waiting_seconds
+from bench.loadgen.run import ServerBenchPlan, report_notes
+from bench.loadgen.target import parse_metrics, waiting_seconds
 from plyarena.cli import main
 
 METRICS = """# HELP plyarena_connections Open WebSocket connections.

@@ -13,10 +13,10 @@ from typing import Any
 
 from support.fixtures import Connect
 
+from bench.bots import BotsPlan, render_markdown, run_bots_benchmark
 from bots.client import BotSpec
 from bots.fleet_state import FleetState
 from bots.levels import LEVEL_COUNT, level_table
-from plyarena.bench_bots import BotsPlan, render_markdown, run_bots_benchmark
 from plyarena.cli import build_parser, main
 from plyarena.commands.bots import fleet_config
 from plyarena.commands.run import run_arena

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bots.benchmark import PONS_DIR
+from bench.engine import PONS_DIR
 from bots.connect4_book import BOOK_PATH
 from bots.deadline import Deadline
 from bots.tournament import schedule

@@ -1,4 +1,4 @@
-"""The load generator's openings (bots/loadgen/dephasing.py): matches spread over their games' plies."""
+"""The load generator's openings (bench/loadgen/dephasing.py): matches spread over their games' plies."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import statistics
 import pytest
 from websockets.asyncio.client import connect
 
-from bots.loadgen.dephasing import opening_plies, random_game_length
-from bots.loadgen.direct import DirectClient
-from bots.loadgen.recording import Pacing, Recorder
-from bots.loadgen.scripted import ScriptedPair
+from bench.loadgen.dephasing import opening_plies, random_game_length
+from bench.loadgen.direct import DirectClient
+from bench.loadgen.recording import Pacing, Recorder
+from bench.loadgen.scripted import ScriptedPair
 from server.app import Server
 
 

@@ -1,4 +1,4 @@
-"""The load generators' client connection (bots/loadgen/direct.py): once its callback is set, every whole
+"""The load generators' client connection (bench/loadgen/direct.py): once its callback is set, every whole
 message goes to it in order, fragmented ones put together; before, ``recv`` reads them as usual."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.asyncio.server import ServerConnection, serve
 
-from bots.loadgen.direct import DirectClient
+from bench.loadgen.direct import DirectClient
 
 
 async def talk(websocket: ServerConnection) -> None:

@@ -1,4 +1,4 @@
-"""A load generator's priority (bots/loadgen/limits.py): nicer than the server, as a process and, where the
+"""A load generator's priority (bench/loadgen/limits.py): nicer than the server, as a process and, where the
 kernel groups sessions, as its session."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import os
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from bots.loadgen.limits import AUTOGROUP, lower_priority
+from bench.loadgen.limits import AUTOGROUP, lower_priority
 
 
 def report_priority(niceness: int, out: Connection) -> None:

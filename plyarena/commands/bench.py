@@ -21,7 +21,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from bots.benchmark import (
+from bench.bots import BotsPlan, run_bots_benchmark
+from bench.bots import render_markdown as render_bots_markdown
+from bench.engine import (
     PONS_DIR,
     EngineReport,
     Plan,
@@ -30,23 +32,21 @@ from bots.benchmark import (
     report_tables,
     run_engine_benchmark,
 )
+from bench.fuzz import FuzzerMissingError, FuzzPlan, run_fuzz_benchmark
+from bench.fuzz import code_rows as fuzz_code_rows
+from bench.fuzz import kind_rows as fuzz_kind_rows
+from bench.fuzz import render_markdown as render_fuzz_markdown
+from bench.fuzz import summary_lines as fuzz_summary
+from bench.loadgen import report as server_report
+from bench.loadgen.run import MAX_NICENESS, ServerBenchPlan, run_server_benchmark
+from bench.loadgen.run import MODES as SERVER_MODES
+from bench.loadgen.target import TargetStartError
+from bench.moves import MovesPlan, run_moves_benchmark
+from bench.moves import render_markdown as render_moves_markdown
+from bench.store import StorePlan, run_store_benchmark
+from bench.store import render_markdown as render_store_markdown
 from bots.levels import LEVEL_COUNT
-from bots.loadgen import report as server_report
-from bots.loadgen.run import MAX_NICENESS, ServerBenchPlan, run_server_benchmark
-from bots.loadgen.run import MODES as SERVER_MODES
-from bots.loadgen.target import TargetStartError
 from games import GAMES
-from plyarena.bench_bots import BotsPlan, run_bots_benchmark
-from plyarena.bench_bots import render_markdown as render_bots_markdown
-from plyarena.bench_fuzz import FuzzerMissingError, FuzzPlan, run_fuzz_benchmark
-from plyarena.bench_fuzz import code_rows as fuzz_code_rows
-from plyarena.bench_fuzz import kind_rows as fuzz_kind_rows
-from plyarena.bench_fuzz import render_markdown as render_fuzz_markdown
-from plyarena.bench_fuzz import summary_lines as fuzz_summary
-from plyarena.bench_moves import MovesPlan, run_moves_benchmark
-from plyarena.bench_moves import render_markdown as render_moves_markdown
-from plyarena.bench_store import StorePlan, run_store_benchmark
-from plyarena.bench_store import render_markdown as render_store_markdown
 from plyarena.options import (
     CommandError,
     check_writable,

@@ -24,8 +24,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.machine import machine_description
 from bots import wire
-from bots.benchmark import machine_description
 from bots.client import BotPlayer, BotSpec
 from bots.fleet import Fleet, FleetConfig
 from bots.pool import SearchPool, ThinkRequest, ThinkResult

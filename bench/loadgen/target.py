@@ -23,7 +23,7 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import IO, Self
 
-from bots.loadgen.echo import ECHO_HOST, serve_echo
+from bench.loadgen.echo import ECHO_HOST, serve_echo
 
 HOST = "127.0.0.1"
 START_TIMEOUT_S = 60.0
@@ -200,7 +200,7 @@ class ServerUnderTest:
 
 
 class EchoServer:
-    """The echo server of :mod:`bots.loadgen.echo` in its own process; use ``async with``."""
+    """The echo server of :mod:`bench.loadgen.echo` in its own process; use ``async with``."""
 
     def __init__(self) -> None:
         self.port = 0

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import asyncio
 
+from bench.loadgen.recording import Recorder
 from bots import wire
 from bots.client import BotPlayer, BotSpec
 from bots.link import REPLY_TIMEOUT_S, Link, RequestFailed
-from bots.loadgen.recording import Recorder
 from bots.pool import SearchPool
 
 RESULT_POLL_S = 0.25

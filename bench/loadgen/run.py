@@ -26,8 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bots.benchmark import machine_description
-from bots.loadgen.commands import (
+from bench.loadgen.commands import (
     CloseAll,
     Connect,
     Echo,
@@ -40,9 +39,9 @@ from bots.loadgen.commands import (
     Window,
     WindowSamples,
 )
-from bots.loadgen.driver import LoadGenerators, split
-from bots.loadgen.report import Memory, Observation, ServerBenchReport, WindowResult, summarize
-from bots.loadgen.target import (
+from bench.loadgen.driver import LoadGenerators, split
+from bench.loadgen.report import Memory, Observation, ServerBenchReport, WindowResult, summarize
+from bench.loadgen.target import (
     EchoServer,
     ServerUnderTest,
     cpu_seconds,
@@ -51,6 +50,7 @@ from bots.loadgen.target import (
     waiting_seconds,
     with_descendants,
 )
+from bench.machine import machine_description
 
 MODES = ("scripted", "bots")
 BOT_LEVEL = 1

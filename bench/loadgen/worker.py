@@ -1,6 +1,6 @@
 """One load-generator process: its own event loop, thousands of connections, commands from the parent.
 
-The parent (:class:`bots.loadgen.driver.LoadGenerators`) sends one command at
+The parent (:class:`bench.loadgen.driver.LoadGenerators`) sends one command at
 a time through a pipe and waits for its answer; between commands the
 connections stay open. Scripted players park their moves while no window is
 running, so matches are set up first and play only when every process starts
@@ -23,9 +23,8 @@ from typing import Any
 
 from websockets.asyncio.client import connect
 
-from bots.client import BotSpec
-from bots.loadgen.bot_pairs import BotPair
-from bots.loadgen.commands import (
+from bench.loadgen.bot_pairs import BotPair
+from bench.loadgen.commands import (
     CloseAll,
     Command,
     Connect,
@@ -42,12 +41,13 @@ from bots.loadgen.commands import (
     StartMatches,
     Window,
 )
-from bots.loadgen.dephasing import opening_plies
-from bots.loadgen.direct import DirectClient
-from bots.loadgen.echo import EchoPinger
-from bots.loadgen.limits import lower_priority, raise_open_files_limit
-from bots.loadgen.recording import Pacing, Recorder
-from bots.loadgen.scripted import ScriptedPair
+from bench.loadgen.dephasing import opening_plies
+from bench.loadgen.direct import DirectClient
+from bench.loadgen.echo import EchoPinger
+from bench.loadgen.limits import lower_priority, raise_open_files_limit
+from bench.loadgen.recording import Pacing, Recorder
+from bench.loadgen.scripted import ScriptedPair
+from bots.client import BotSpec
 from bots.pool import SearchPool
 from server import eventloop
 

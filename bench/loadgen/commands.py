@@ -52,7 +52,7 @@ class Echo:
 @dataclass(frozen=True, slots=True)
 class StartMatches:
     """Pair up the first ``2 * pairs`` connections: one opens a match, the other joins; answer when all are
-    live and have played their openings (:mod:`bots.loadgen.dephasing`)."""
+    live and have played their openings (:mod:`bench.loadgen.dephasing`)."""
 
     pairs: int
     game: str

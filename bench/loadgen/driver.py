@@ -10,8 +10,8 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Self
 
-from bots.loadgen.commands import Command, Failed, Quit, Reply
-from bots.loadgen.worker import worker_main
+from bench.loadgen.commands import Command, Failed, Quit, Reply
+from bench.loadgen.worker import worker_main
 
 QUIT_TIMEOUT_S = 30.0
 
@@ -26,7 +26,7 @@ def split(total: int, parts: int) -> list[int]:
 
 
 class LoadGenerators:
-    """``count`` worker processes (see :mod:`bots.loadgen.worker`), each ``niceness`` steps nicer than the
+    """``count`` worker processes (see :mod:`bench.loadgen.worker`), each ``niceness`` steps nicer than the
     server; use ``async with``."""
 
     def __init__(self, count: int, niceness: int = 0) -> None:

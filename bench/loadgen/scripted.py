@@ -3,7 +3,7 @@
 They keep no rules of their own: ``match.state``, ``started`` and ``moved``
 carry the position's legal moves (``legal``) and say whose turn it is, so a
 player picks one of those at random when it is its turn and its match's
-:class:`~bots.loadgen.recording.Beat` says the move is due. As a match starts,
+:class:`~bench.loadgen.recording.Beat` says the move is due. As a match starts,
 both players offer a rematch (the second offer accepts it), so the rematch
 starts the moment the game ends and the pair plays on in a fresh match with no
 pause between games; the server takes both connections on to it, and off the
@@ -11,10 +11,10 @@ old one. (Should a game end before that agreement, both offer once it is over.)
 A refused move is counted and its player asks for the match's full state to get
 back in step. Before the measured play each pair plays an opening of random
 length at the flat-out pace, so that the matches are spread over their games'
-plies rather than in step (:mod:`bots.loadgen.dephasing`).
+plies rather than in step (:mod:`bench.loadgen.dephasing`).
 
 Sending never waits (``broadcast`` to one connection), and each message goes
-from the protocol straight to its player (:mod:`bots.loadgen.direct`): the
+from the protocol straight to its player (:mod:`bench.loadgen.direct`): the
 least a client can cost, so that the load generator's CPU goes into the
 connections, not the script.
 """
@@ -29,14 +29,14 @@ from typing import Any
 import msgspec
 from websockets.asyncio.connection import broadcast
 
-from bots.loadgen.direct import DirectClient
-from bots.loadgen.recording import Pacing, Recorder
+from bench.loadgen.direct import DirectClient
+from bench.loadgen.recording import Pacing, Recorder
 
 log = logging.getLogger(__name__)
 
 OVER = ("finished", "aborted")
 OPENING_MOVE_INTERVAL_S = 1 / 30
-"""Between a pair's opening moves (:mod:`bots.loadgen.dephasing`): the flat-out window's pace, each player
+"""Between a pair's opening moves (:mod:`bench.loadgen.dephasing`): the flat-out window's pace, each player
 within the server's default allowance of 20 requests a second a connection (a checkers opening may be
 hundreds of plies long)."""
 RATE_LIMITED_WAIT_S = 1.0
@@ -239,7 +239,7 @@ class ScriptedPair:
         """A move waits for the beat; whoever's turn it is then plays it."""
         self.opening_plies = opening_plies
         """Moves still to play at the opening's pace before the pair keeps the beat (see
-        :mod:`bots.loadgen.dephasing`)."""
+        :mod:`bench.loadgen.dephasing`)."""
         self.host = ScriptedPlayer(host, self)
         self.guest = ScriptedPlayer(guest, self)
         loop = asyncio.get_running_loop()

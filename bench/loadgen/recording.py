@@ -15,7 +15,7 @@ import asyncio
 import random
 from collections.abc import Callable
 
-from bots.loadgen.commands import Window, WindowSamples
+from bench.loadgen.commands import Window, WindowSamples
 
 LOOP_LAG_PROBE_S = 0.02
 

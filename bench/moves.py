@@ -29,7 +29,7 @@ from pathlib import Path
 
 import msgspec
 
-from bots.benchmark import machine_description
+from bench.machine import machine_description
 from server.app import Server
 from server.bus import InProcessBus
 from server.config import ServerConfig

@@ -20,9 +20,9 @@ from websockets.asyncio.connection import broadcast
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
-from bots.loadgen.direct import DirectClient
-from bots.loadgen.limits import raise_open_files_limit
-from bots.loadgen.recording import Pacing, Recorder
+from bench.loadgen.direct import DirectClient
+from bench.loadgen.limits import raise_open_files_limit
+from bench.loadgen.recording import Pacing, Recorder
 from server import eventloop
 
 ECHO_HOST = "127.0.0.1"
@@ -37,7 +37,7 @@ async def echo(websocket: ServerConnection) -> None:
 def serve_echo(port_out: Connection) -> None:
     """The echo server process: listen on a free port, send it through ``port_out``, serve until SIGTERM."""
     raise_open_files_limit()
-    os.setsid()  # its own session, as the game server runs in (see bots.loadgen.target)
+    os.setsid()  # its own session, as the game server runs in (see bench.loadgen.target)
     eventloop.run(_serve_until_terminated(port_out))
 
 
@@ -63,7 +63,7 @@ class EchoPinger:
         self.beat = pacing.new_beat()
         self.sent_at = 0.0
         self.loop = asyncio.get_running_loop()
-        websocket.on_message = self._echoed  # (as the scripted players read theirs: see bots.loadgen.direct)
+        websocket.on_message = self._echoed  # (as the scripted players read theirs: see bench.loadgen.direct)
         pacing.request(self.beat, self._send)
 
     def _send(self) -> None:

@@ -36,7 +36,7 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
-from bots.benchmark import machine_description
+from bench.machine import machine_description
 from server.app import running_server
 from server.config import ServerConfig
 from server.errors import ServerStartError

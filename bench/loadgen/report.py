@@ -16,9 +16,9 @@ import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from bots.benchmark import TextTable
-from bots.loadgen.commands import Window, WindowSamples
-from bots.loadgen.target import Scrape
+from bench.engine import TextTable
+from bench.loadgen.commands import Window, WindowSamples
+from bench.loadgen.target import Scrape
 
 TARGET_CONNECTIONS = 10_000
 TARGET_LIVE_MATCHES = 5_000

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bots.benchmark import machine_description
+from bench.machine import machine_description
 from server.eventloop import loop_factory
 from server.storage import MatchRecord, MoveRecord, SeatRecord, Store, sqlite_writer, writes
 from server.storage.batches import Rows, SqliteBatches, apply_batch, batch_rows

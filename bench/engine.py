@@ -23,8 +23,6 @@ progress.
 from __future__ import annotations
 
 import math
-import os
-import platform
 import random
 import time
 from collections.abc import Callable
@@ -32,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from bench.machine import machine_description
 from bots import perfect
 from bots.evaluation import evaluator_for
 from bots.minimax import minimax
@@ -156,18 +155,6 @@ class EngineReport:
     easyai: list[EasyAIRow] = field(default_factory=list)
     easyai_depth: str = ""
     notes: list[str] = field(default_factory=list)
-
-
-def machine_description() -> str:
-    """CPU model and core count, Python version: enough to compare runs."""
-    model = platform.processor() or platform.machine()
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    return f"{model}, {os.cpu_count()} cores, Python {platform.python_version()} ({platform.system()})"
 
 
 def sample_positions(game: str, count: int, seed: int = 2024) -> list[Position]:
@@ -304,7 +291,7 @@ def measure_easyai(plan: Plan, tracker: Tracker, directory: Path = PONS_DIR) -> 
     :class:`EasyAIConnectFour`, which separates the cost of the search from the
     cost of the rules.
     """
-    from bots import easyai_adapter  # easyAI is an optional dependency: imported only when asked for
+    from bench import easyai_adapter  # easyAI is an optional dependency: imported only when asked for
 
     endgames = connect_four_endgames(plan, directory)
     game = get_game("connect4")
