@@ -34,14 +34,6 @@ def is_decisive(score: float) -> bool:
     return abs(score) > DECISIVE
 
 
-def describe_score(score: float) -> str:
-    """A person's reading of a score: ``win in 3``, ``loss in 4`` or ``+12``."""
-    if is_decisive(score):
-        plies = WIN - round(abs(score))
-        return f"{'win' if score > 0 else 'loss'} in {plies}"
-    return f"{score:+g}"
-
-
 @dataclass(frozen=True, slots=True)
 class SearchResult:
     """The outcome of one search from one position.

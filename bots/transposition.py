@@ -79,10 +79,3 @@ class TranspositionTable:
 
     def put(self, key: Hashable, depth: int, score: int, bound: int, move: Move, resolved: bool) -> None:
         self.slots[hash(key) & self.mask] = Entry(key, depth, score, bound, move, resolved)
-
-    def clear(self) -> None:
-        self.slots = [None] * (self.mask + 1)
-
-    def filled(self) -> int:
-        """How many slots hold an entry (a full scan: for reports, not for the search)."""
-        return sum(entry is not None for entry in self.slots)

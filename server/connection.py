@@ -55,7 +55,7 @@ class TokenBucket:
 class Connection:
     """A WebSocket client as the server sees it; hashable, so it can sit in watcher sets."""
 
-    __slots__ = ("address", "bucket", "follows_lobby", "matches", "max_buffer", "player", "websocket")
+    __slots__ = ("address", "bucket", "matches", "max_buffer", "player", "websocket")
 
     def __init__(
         self,
@@ -72,7 +72,6 @@ class Connection:
         self.player: PlayerRecord | None = None
         self.matches: set[str] = set()
         """Ids of the matches whose events this connection receives."""
-        self.follows_lobby = False
 
     @property
     def player_id(self) -> str | None:

@@ -20,6 +20,7 @@ from test_storage import match_record, move, new_player
 
 from server.storage import Store, sqlite_writer
 from server.storage.sqlite_writer import CHECKPOINT_NICENESS, WAL_EAGER_PAGES, SqliteWriter, WriterError
+from server.storage.writes import new_move
 
 
 async def test_a_killed_writer_loses_no_write_and_is_started_again(tmp_path: Path) -> None:
@@ -33,8 +34,8 @@ async def test_a_killed_writer_loses_no_write_and_is_started_again(tmp_path: Pat
         os.kill(first, signal.SIGKILL)
         assert await asyncio.to_thread(wait_until_ended, first)
         # The batch fails with the writer; its writes are retried one by one, and both commit.
-        await asyncio.gather(store.append_move(move("m1", 0)), store.append_move(move("m1", 1)))
-        await store.append_move(move("m1", 2))
+        await asyncio.gather(store.commit(new_move(move("m1", 0))), store.commit(new_move(move("m1", 1))))
+        await store.commit(new_move(move("m1", 2)))
 
         second = store._sqlite.writer_pid
         assert second is not None and second != first

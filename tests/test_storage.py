@@ -31,11 +31,12 @@ from server.storage import (
     StorageError,
     Store,
     StoreClosedError,
+    WriteStats,
 )
 from server.storage import store as store_module
 from server.storage.engine import create_engine
 from server.storage.migrate import upgrade_to_head
-from server.storage.writes import new_move
+from server.storage.writes import match_finish, new_chat, new_move, new_seat, player_seen
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 SQL_LOOKING = "Robert'); DROP TABLE players; -- \" %s %(name)s ? :name $1 \\ 😀"
@@ -118,11 +119,11 @@ async def test_a_token_hash_belongs_to_one_player(store: Store) -> None:
     assert (await store.player_by_token_hash("hash-a")).name == "ada"
 
 
-async def test_touch_player_needs_a_known_player(store: Store) -> None:
+async def test_a_last_seen_time_needs_a_known_player(store: Store) -> None:
     ada = await new_player(store, "ada")
-    await store.touch_player(ada.id, at(60))
+    await store.commit(player_seen(ada.id, at(60)))
     with pytest.raises(NotFoundError, match="nobody"):
-        await store.touch_player("nobody", at(60))
+        await store.commit(player_seen("nobody", at(60)))
 
 
 async def test_a_match_is_stored_with_its_seats_options_and_times(store: Store) -> None:
@@ -159,13 +160,13 @@ async def test_a_seat_is_taken_once(store: Store) -> None:
     ada, bob, eve = [await new_player(store, name) for name in ("ada", "bob", "eve")]
     await store.create_match(match_record("m1", ada, status="open"))
 
-    await store.take_seat("m1", seat_of(1, bob))
+    await store.commit(new_seat("m1", seat_of(1, bob), at(1)))
     with pytest.raises(SeatTakenError, match="seat 1"):
-        await store.take_seat("m1", seat_of(1, eve))
+        await store.commit(new_seat("m1", seat_of(1, eve), at(2)))
     with pytest.raises(NotFoundError):
-        await store.take_seat("m2", seat_of(0, eve))
+        await store.commit(new_seat("m2", seat_of(0, eve), at(2)))
     with pytest.raises(ValueError, match="no seat 2"):
-        await store.take_seat("m1", seat_of(2, eve))
+        await store.commit(new_seat("m1", seat_of(2, eve), at(2)))
     assert (await store.get_match("m1")).seats == (seat_of(0, ada), seat_of(1, bob))
 
 
@@ -194,7 +195,7 @@ async def test_moves_come_back_in_ply_order_with_clocks_and_engine_info(store: S
         ),
         move("m1", 2, "d2", clocks_ms=(296_000, 298_000), engine=EngineInfo(score=-3)),
     ]
-    await asyncio.gather(*(store.append_move(m) for m in reversed(moves)))
+    await asyncio.gather(*(store.commit(new_move(m)) for m in reversed(moves)))
 
     stored = await store.get_match("m1")
     assert stored.moves == tuple(moves)
@@ -203,8 +204,8 @@ async def test_moves_come_back_in_ply_order_with_clocks_and_engine_info(store: S
 
 async def test_the_last_move_and_the_result_commit_together(store: Store) -> None:
     await store.create_match(match_record("m1"))
-    await store.append_move(move("m1", 0))
-    await store.append_move(move("m1", 1), MatchFinish("finished", 1, "four in a row", at(1)))
+    await store.commit(new_move(move("m1", 0)))
+    await store.commit(new_move(move("m1", 1), MatchFinish("finished", 1, "four in a row", at(1))))
 
     stored = await store.get_match("m1")
     assert (stored.status, stored.winner, stored.reason, stored.finished_at) == (
@@ -218,11 +219,11 @@ async def test_the_last_move_and_the_result_commit_together(store: Store) -> Non
 
 async def test_a_duplicate_ply_is_refused_and_changes_nothing(store: Store) -> None:
     await store.create_match(match_record("m1"))
-    await store.append_move(move("m1", 0, "d1", think_ms=100))
+    await store.commit(new_move(move("m1", 0, "d1", think_ms=100)))
 
     with pytest.raises(DuplicateMoveError, match="ply 0") as refused:
-        await store.append_move(
-            move("m1", 0, "a1", think_ms=999), MatchFinish("finished", 0, "resign", at(9))
+        await store.commit(
+            new_move(move("m1", 0, "a1", think_ms=999), MatchFinish("finished", 0, "resign", at(9)))
         )
     assert (refused.value.match_id, refused.value.ply) == ("m1", 0)
 
@@ -233,31 +234,33 @@ async def test_a_duplicate_ply_is_refused_and_changes_nothing(store: Store) -> N
 
 async def test_a_move_for_an_unknown_match_is_refused(store: Store) -> None:
     with pytest.raises(NotFoundError, match="move 0 of match 'ghost'"):
-        await store.append_move(move("ghost", 0))
+        await store.commit(new_move(move("ghost", 0)))
 
 
 async def test_bad_moves_are_refused_before_writing(store: Store) -> None:
     with pytest.raises(ValueError, match="seat must be 0 or 1"):
-        await store.append_move(move("m1", 0, seat=2))
+        await store.commit(new_move(move("m1", 0, seat=2)))
     with pytest.raises(ValueError, match="ply must not be negative"):
-        await store.append_move(move("m1", -1))
+        await store.commit(new_move(move("m1", -1)))
     with pytest.raises(ValueError, match="cannot finish as 'live'"):
-        await store.append_move(move("m1", 0), MatchFinish("live", None, "?", at(0)))
+        await store.commit(new_move(move("m1", 0), MatchFinish("live", None, "?", at(0))))
 
 
-async def test_finish_match_records_the_result_once(store: Store) -> None:
+async def test_a_result_is_recorded_once(store: Store) -> None:
     await store.create_match(match_record("m1", status="open"))
-    await store.finish_match("m1", MatchFinish("aborted", None, "aborted before the first move", at(3)))
+    await store.commit(
+        match_finish("m1", MatchFinish("aborted", None, "aborted before the first move", at(3)))
+    )
 
     stored = await store.get_match("m1")
     assert (stored.status, stored.winner, stored.reason) == ("aborted", None, "aborted before the first move")
     with pytest.raises(ConflictError, match="it is aborted"):
-        await store.finish_match("m1", MatchFinish("finished", 0, "flag", at(4)))
+        await store.commit(match_finish("m1", MatchFinish("finished", 0, "flag", at(4))))
     with pytest.raises(ConflictError, match="it is aborted"):
-        await store.append_move(move("m1", 0), MatchFinish("finished", 0, "three in a row", at(4)))
+        await store.commit(new_move(move("m1", 0), MatchFinish("finished", 0, "three in a row", at(4))))
     assert (await store.get_match("m1")).moves == ()
     with pytest.raises(NotFoundError):
-        await store.finish_match("m2", MatchFinish("finished", 0, "flag", at(4)))
+        await store.commit(match_finish("m2", MatchFinish("finished", 0, "flag", at(4))))
 
 
 async def test_unfinished_matches_are_what_a_restarted_instance_restores(database_url: str) -> None:
@@ -268,8 +271,8 @@ async def test_unfinished_matches_are_what_a_restarted_instance_restores(databas
     await store.create_match(match_record("done-a", ada, bob, created_at=at(3)))
     await store.create_match(match_record("live-b", ada, bob, host="beta", created_at=at(4)))
     for ply in range(5):
-        await store.append_move(move("live-a", ply, f"c{ply}", clocks_ms=(60_000 - ply, 60_000)))
-    await store.append_move(move("done-a", 0), MatchFinish("finished", 0, "resignation", at(9)))
+        await store.commit(new_move(move("live-a", ply, f"c{ply}", clocks_ms=(60_000 - ply, 60_000))))
+    await store.commit(new_move(move("done-a", 0), MatchFinish("finished", 0, "resignation", at(9))))
     await store.close()
 
     restarted = await Store.open(database_url)
@@ -297,14 +300,14 @@ async def test_a_restored_match_gets_its_last_chat_lines_oldest_first(database_u
     ada, bob = await new_player(store, "ada"), await new_player(store, "bob")
     for match_id, status in (("talky", "live"), ("quiet", "live"), ("few", "open"), ("done", "finished")):
         await store.create_match(match_record(match_id, ada, bob, status=status))
-    await asyncio.gather(*(store.append_chat(chat("talky", seq, f"line {seq}")) for seq in range(1, 13)))
-    await store.append_chat(chat("few", 3, "its answer is lost"))
-    await store.append_chat(chat("done", 1))
-    await store.append_chat(chat("few", 3, SQL_LOOKING))  # (a lost commit answer's line is replaced)
+    await asyncio.gather(*(store.commit(new_chat(chat("talky", seq, f"line {seq}"))) for seq in range(1, 13)))
+    await store.commit(new_chat(chat("few", 3, "its answer is lost")))
+    await store.commit(new_chat(chat("done", 1)))
+    await store.commit(new_chat(chat("few", 3, SQL_LOOKING)))  # (a lost commit answer's line is replaced)
     with pytest.raises(NotFoundError, match="chat line 1 of match 'nowhere'"):
-        await store.append_chat(chat("nowhere", 1))
+        await store.commit(new_chat(chat("nowhere", 1)))
     with pytest.raises(ValueError, match="seq must be positive"):
-        await store.append_chat(chat("few", 0))
+        await store.commit(new_chat(chat("few", 0)))
     await store.close()
 
     restarted = await Store.open(database_url)
@@ -339,7 +342,7 @@ async def test_list_matches_pages_newest_first_with_filters(store: Store) -> Non
         await store.create_match(
             match_record(match_id, *players, game=game, status=status, created_at=created)
         )
-    await store.append_move(move("m1", 0))
+    await store.commit(new_move(move("m1", 0)))
 
     newest_first = ["m5", "m4", "m3b", "m3a", "m2", "m1", "m0"]
     pages, before = [], None
@@ -374,7 +377,7 @@ async def test_concurrent_moves_of_many_matches_share_commits(store: Store) -> N
     before = store.stats.transactions
 
     await asyncio.gather(
-        *(store.append_move(move(f"m{i}", ply)) for ply in range(plies) for i in range(matches))
+        *(store.commit(new_move(move(f"m{i}", ply))) for ply in range(plies) for i in range(matches))
     )
 
     transactions = store.stats.transactions - before
@@ -388,14 +391,14 @@ async def test_concurrent_moves_of_many_matches_share_commits(store: Store) -> N
 
 async def test_a_faulty_write_in_a_batch_fails_alone(store: Store) -> None:
     await asyncio.gather(*(store.create_match(match_record(f"m{i}")) for i in range(20)))
-    await store.append_move(move("m0", 0, "first"))
-    writes = [move(f"m{i}", ply) for i in range(1, 20) for ply in range(3)]
-    writes.insert(10, move("m0", 0, "again"))  # a duplicate ply in the middle
-    writes.insert(30, move("ghost", 0))  # an unknown match
+    await store.commit(new_move(move("m0", 0, "first")))
+    moves = [move(f"m{i}", ply) for i in range(1, 20) for ply in range(3)]
+    moves.insert(10, move("m0", 0, "again"))  # a duplicate ply in the middle
+    moves.insert(30, move("ghost", 0))  # an unknown match
 
-    results = await asyncio.gather(*(store.append_move(m) for m in writes), return_exceptions=True)
+    results = await asyncio.gather(*(store.commit(new_move(m)) for m in moves), return_exceptions=True)
 
-    failures = {m.match_id: type(r) for m, r in zip(writes, results, strict=True) if r is not None}
+    failures = {m.match_id: type(r) for m, r in zip(moves, results, strict=True) if r is not None}
     assert failures == {"m0": DuplicateMoveError, "ghost": NotFoundError}
     assert store.stats.split_batches >= 1
     assert store.stats.failed_writes == 2
@@ -408,9 +411,11 @@ async def test_sql_looking_text_is_stored_as_text(store: Store) -> None:
     player = await store.create_player(SQL_LOOKING, SQL_LOOKING)
     options = {"note": SQL_LOOKING, SQL_LOOKING: [SQL_LOOKING]}
     await store.create_match(match_record(SQL_LOOKING[:64], player, game=SQL_LOOKING[:32], options=options))
-    await store.append_move(
-        move(SQL_LOOKING[:64], 0, SQL_LOOKING[:64], engine=EngineInfo(pv=(SQL_LOOKING,))),
-        MatchFinish("finished", None, SQL_LOOKING, at(1)),
+    await store.commit(
+        new_move(
+            move(SQL_LOOKING[:64], 0, SQL_LOOKING[:64], engine=EngineInfo(pv=(SQL_LOOKING,))),
+            MatchFinish("finished", None, SQL_LOOKING, at(1)),
+        )
     )
 
     assert (await store.player_by_token_hash(SQL_LOOKING)).name == SQL_LOOKING
@@ -459,12 +464,12 @@ async def test_commit_then_on_a_closed_store_calls_back_with_the_refusal(databas
 async def test_close_commits_queued_writes_then_refuses_new_ones(database_url: str) -> None:
     store = await Store.open(database_url)
     await store.create_match(match_record("m1"))
-    pending = [store.append_move(move("m1", ply)) for ply in range(20)]  # queued as they are called
+    pending = [store.commit(new_move(move("m1", ply))) for ply in range(20)]  # queued as they are called
     await store.close()
 
     assert all(write.done() and write.exception() is None for write in pending)
     with pytest.raises(StoreClosedError):
-        await store.append_move(move("m1", 20))
+        await store.commit(new_move(move("m1", 20)))
     reopened = await Store.open(database_url)
     try:
         assert len((await reopened.get_match("m1")).moves) == 20
@@ -474,7 +479,7 @@ async def test_close_commits_queued_writes_then_refuses_new_ones(database_url: s
 
 async def test_ping_answers_while_the_database_is_up(store: Store) -> None:
     await store.ping()
-    assert store.pending_writes == 0
+    assert store.stats == WriteStats()  # (a read: it writes nothing)
 
 
 def test_histogram_buckets_are_cumulative() -> None:
@@ -502,7 +507,7 @@ async def test_writes_and_reads_fail_cleanly_while_the_database_is_unreachable()
     store = await Store.open("postgresql+asyncpg://postgres@127.0.0.1:1/nowhere", migrate=False)
     try:
         results = await asyncio.gather(
-            *(store.append_move(move(f"m{i}", 0)) for i in range(10)), return_exceptions=True
+            *(store.commit(new_move(move(f"m{i}", 0))) for i in range(10)), return_exceptions=True
         )
         assert all(isinstance(result, DatabaseUnavailableError) for result in results), results
         assert store.stats.failed_writes == 10 and store.stats.transactions == 0
@@ -550,7 +555,7 @@ async def test_writes_and_reads_fail_cleanly_while_postgresql_is_starting_up() -
     store = await Store.open(f"postgresql+asyncpg://postgres@127.0.0.1:{port}/test", migrate=False)
     try:
         with pytest.raises(DatabaseUnavailableError, match="starting up"):
-            await store.append_move(move("m1", 0))
+            await store.commit(new_move(move("m1", 0)))
         await assert_reads_fail_as_unavailable(store)
     finally:
         await store.close()
@@ -561,7 +566,7 @@ async def test_service_resumes_after_postgresql_drops_every_connection(postgres_
     store = await Store.open(await emptied(postgres_store_url))
     try:
         await store.create_match(match_record("m1"))
-        await store.append_move(move("m1", 0))
+        await store.commit(new_move(move("m1", 0)))
         assert (await store.get_match("m1")).moves  # the pool now holds live connections
 
         admin = create_engine(postgres_store_url, pooled=False)
@@ -574,7 +579,7 @@ async def test_service_resumes_after_postgresql_drops_every_connection(postgres_
             )
         await admin.dispose()
 
-        await store.append_move(move("m1", 1))
+        await store.commit(new_move(move("m1", 1)))
         assert [m.ply for m in (await store.get_match("m1")).moves] == [0, 1]
     finally:
         await store.close()

@@ -88,25 +88,25 @@ async def test_a_batch_of_every_kind_of_write_takes_one_statement_per_kind(store
         await asyncio.sleep(0)
         await asyncio.gather(
             dave,
-            store.touch_player(alice.id, at(5)),
+            store.commit(writes.player_seen(alice.id, at(5))),
             store.create_match(match_record("m1", alice, status="open")),
-            store.take_seat("m1", seat_of(1, bob)),
+            store.commit(writes.new_seat("m1", seat_of(1, bob), at(1))),
             store.start_match("m1", at(1)),
-            store.append_move(move("m1", 0)),
-            store.append_move(move("m1", 1), MatchFinish("finished", 1, "four in a row", at(3))),
+            store.commit(writes.new_move(move("m1", 0))),
+            store.commit(writes.new_move(move("m1", 1), MatchFinish("finished", 1, "four in a row", at(3)))),
             store.create_match(match_record("m2", carol, bob)),
-            *(store.append_move(move("m2", ply)) for ply in range(4)),
-            store.finish_match("m2", MatchFinish("aborted", None, "aborted by seat 0", at(4))),
-            store.append_chat(chat("m1", 1)),
-            store.append_chat(chat("m2", 1)),
+            *(store.commit(writes.new_move(move("m2", ply))) for ply in range(4)),
+            store.commit(writes.match_finish("m2", MatchFinish("aborted", None, "aborted by seat 0", at(4)))),
+            store.commit(writes.new_chat(chat("m1", 1))),
+            store.commit(writes.new_chat(chat("m2", 1))),
         )
 
     assert store.stats.transactions - before == 1
-    writes = [kind for kind in statements if kind in ("INSERT", "UPDATE")]
+    inserts_and_updates = [kind for kind in statements if kind in ("INSERT", "UPDATE")]
     updates_one_by_one = 0 if store._engine.dialect.supports_sane_multi_rowcount else 1
     # player, last seen, match, seat, start, move, result, chat line; results one by one where rows
     # cannot be counted
-    assert len(writes) == 8 + updates_one_by_one, statements
+    assert len(inserts_and_updates) == 8 + updates_one_by_one, statements
     m1, m2 = await store.get_match("m1"), await store.get_match("m2")
     assert m1 is not None and m2 is not None
     assert (m1.status, m1.winner, m1.started_at, [m.ply for m in m1.moves]) == ("finished", 1, at(1), [0, 1])
@@ -117,13 +117,13 @@ async def test_a_batch_of_every_kind_of_write_takes_one_statement_per_kind(store
 async def test_an_update_that_changes_no_row_fails_alone_in_a_batch(store: Store) -> None:
     alice, bob = await new_player(store, "alice"), await new_player(store, "bob")
     await asyncio.gather(*(store.create_match(match_record(f"m{i}", alice, bob)) for i in range(5)))
-    await store.finish_match("m0", MatchFinish("finished", 0, "seat 1 resigned", at(1)))
+    await store.commit(writes.match_finish("m0", MatchFinish("finished", 0, "seat 1 resigned", at(1))))
 
     results = await asyncio.gather(
-        *(store.append_move(move(f"m{i}", 0)) for i in range(1, 5)),
-        store.finish_match("m0", MatchFinish("finished", 1, "seat 0 resigned", at(2))),
+        *(store.commit(writes.new_move(move(f"m{i}", 0))) for i in range(1, 5)),
+        store.commit(writes.match_finish("m0", MatchFinish("finished", 1, "seat 0 resigned", at(2)))),
         store.start_match("m1", at(2)),  # live already
-        *(store.append_move(move(f"m{i}", 1)) for i in range(1, 5)),
+        *(store.commit(writes.new_move(move(f"m{i}", 1))) for i in range(1, 5)),
         return_exceptions=True,
     )
 
@@ -141,19 +141,23 @@ async def write_a_bit_of_everything(target: Store) -> None:
     alice, bob = await new_player(target, "alice"), await new_player(target, "bob", is_bot=True)
     options = {"time_control": "5+3", "visibility": "public", "bot": {"level": 3}}
     await asyncio.gather(
-        target.touch_player(alice.id, at(7.25)),
-        target.touch_player(bob.id, at(8)),
+        target.commit(writes.player_seen(alice.id, at(7.25))),
+        target.commit(writes.player_seen(bob.id, at(8))),
         target.create_match(match_record("m1", alice, status="open", options=options)),
-        target.take_seat("m1", seat_of(1, bob)),
+        target.commit(writes.new_seat("m1", seat_of(1, bob), at(1.25))),
         target.start_match("m1", at(1.5)),
-        target.append_move(move("m1", 0, clocks_ms=(299_000, 300_000))),
-        target.append_move(
-            move("m1", 1, engine=EngineInfo(score=-3, depth=9, nodes=2**40, pv=("c", "d"))),
-            MatchFinish("finished", 1, "four in a row", at(3.000001)),
+        target.commit(writes.new_move(move("m1", 0, clocks_ms=(299_000, 300_000)))),
+        target.commit(
+            writes.new_move(
+                move("m1", 1, engine=EngineInfo(score=-3, depth=9, nodes=2**40, pv=("c", "d"))),
+                MatchFinish("finished", 1, "four in a row", at(3.000001)),
+            )
         ),
         target.create_match(match_record("m2", bob, alice, rematch_of="m1", started_at=at(4))),
-        target.append_move(move("m2", 0, engine=EngineInfo(score=None, depth=1, nodes=None, pv=()))),
-        target.finish_match("m2", MatchFinish("aborted", None, "aborted by seat 0", at(5))),
+        target.commit(
+            writes.new_move(move("m2", 0, engine=EngineInfo(score=None, depth=1, nodes=None, pv=())))
+        ),
+        target.commit(writes.match_finish("m2", MatchFinish("aborted", None, "aborted by seat 0", at(5)))),
     )
 
 
@@ -295,7 +299,9 @@ async def test_a_move_that_cannot_be_converted_fails_alone_in_a_batch(store: Sto
     naive = move("m1", 1, played_at=datetime(2026, 1, 1))
 
     results = await asyncio.gather(
-        store.append_move(move("m1", 0)), store.append_move(naive), return_exceptions=True
+        store.commit(writes.new_move(move("m1", 0))),
+        store.commit(writes.new_move(naive)),
+        return_exceptions=True,
     )
 
     assert results[0] is None and isinstance(results[1], StorageError), results

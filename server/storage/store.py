@@ -130,7 +130,6 @@ from server.storage.models import (
 from server.storage.records import (
     ChatRecord,
     EngineInfo,
-    MatchFinish,
     MatchRecord,
     MoveRecord,
     PlayerRecord,
@@ -388,11 +387,6 @@ class Store:
         """``"sqlite"`` or ``"postgresql"``."""
         return self._engine.dialect.name
 
-    @property
-    def pending_writes(self) -> int:
-        """Writes queued for the writer and not yet in a transaction."""
-        return len(self._queue)
-
     async def ping(self) -> None:
         """Raise :class:`DatabaseUnavailableError` unless the database answers (for ``/healthz``)."""
         async with self._reading("ping"), self._engine.connect() as connection:
@@ -411,43 +405,16 @@ class Store:
             row = await session.scalar(select(PlayerRow).where(PlayerRow.token_hash == token_hash))
         return None if row is None else _player_record(row)
 
-    def touch_player(self, player_id: str, seen_at: datetime) -> asyncio.Future[None]:
-        """Record that a player came back (``players.last_seen_at``)."""
-        return self.commit(writes.player_seen(player_id, seen_at))
-
     # ----------------------------------------------------------------- matches
 
     def create_match(self, match: MatchRecord) -> asyncio.Future[None]:
-        """Store a new match and the seats it already has (its moves come through :meth:`append_move`)."""
+        """Store a new match and the seats it already has (its moves come as :func:`writes.new_move
+        <server.storage.writes.new_move>` writes)."""
         return self.commit(writes.new_match(match, datetime.now(UTC)))
-
-    def take_seat(self, match_id: str, seat: SeatRecord) -> asyncio.Future[None]:
-        """Give ``seat.player_id`` a seat of the match; :class:`SeatTakenError` if someone holds it."""
-        return self.commit(writes.new_seat(match_id, seat, datetime.now(UTC)))
 
     def start_match(self, match_id: str, started_at: datetime) -> asyncio.Future[None]:
         """Turn an open match live."""
         return self.commit(writes.match_start(match_id, started_at))
-
-    def append_move(self, move: MoveRecord, finish: MatchFinish | None = None) -> asyncio.Future[None]:
-        """Store one ply and, when it ends the match, the result: the future resolves once both are
-        committed.
-
-        Awaiting it raises :class:`DuplicateMoveError` if the ply is already stored,
-        :class:`NotFoundError` for an unknown match, :class:`ConflictError` if ``finish`` is given for a
-        match that is already over, :class:`DatabaseUnavailableError` if the database is down; in every
-        case nothing is stored.
-        """
-        return self.commit(writes.new_move(move, finish))
-
-    def finish_match(self, match_id: str, finish: MatchFinish) -> asyncio.Future[None]:
-        """Record how an open or live match ended (resignation, agreement, flag, abort...)."""
-        return self.commit(writes.match_finish(match_id, finish))
-
-    def append_chat(self, line: ChatRecord) -> asyncio.Future[None]:
-        """Store one chat line, in place of any line stored at its ``seq``: one whose commit answer was
-        lost, so no one heard it, and the match gave its number to this line."""
-        return self.commit(writes.new_chat(line))
 
     def commit(self, write: Write, *more: Write) -> asyncio.Future[None]:
         """Commit ``write`` and ``more`` (built by :mod:`server.storage.writes`) in one transaction: all of
@@ -972,7 +939,7 @@ def _chat_record(row: ChatLineRow) -> ChatRecord:
     return ChatRecord(row.match_id, row.seq, row.seat, row.name, row.text, row.said_at)
 
 
-def _with_seats(statement: Select[tuple[MatchRow]]) -> Select[tuple[MatchRow]]:
+def _with_seats(statement: Select[MatchRow]) -> Select[MatchRow]:
     return statement.options(selectinload(MatchRow.seats).joinedload(SeatRow.player))
 
 
