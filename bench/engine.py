@@ -6,13 +6,17 @@ shows them with rich and writes them as Markdown):
 - search speed: nodes per second of alpha-beta in every game, on mid-game
   positions, under a fixed time budget;
 - exact solving: the Connect Four solver on Pascal Pons' three test sets,
-  checked against their scores and timed against his C++ solver;
+  checked against their scores and, when given his C++ solver, timed against
+  it on the same lines in the same run (:mod:`bench.pons`);
 - pruning: plain minimax and alpha-beta node counts by depth on the same
   positions, and how close alpha-beta comes to the ideal of perfect ordering,
   which searches twice as deep for the same work (an effective branching factor
   of the square root of minimax's);
 - easyAI: its Negamax searching the same Connect Four endgames to the same
   depth, deep enough for both values to be exact, so they must agree.
+
+Pons' sets are not ours to ship: they are found where ``PLYARENA_PONS_SETS``
+points (``--pons-sets DIR`` on the command line), as the tests find them.
 
 Times are the benchmark process's CPU time (``time.process_time``), so that
 other work on a shared machine does not inflate them; on an idle machine they
@@ -22,15 +26,18 @@ progress.
 
 from __future__ import annotations
 
+import gc
 import math
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from bench.machine import machine_description
+from bench.pons import PONS_SETS, ReferenceRow, describe_reference, pons_lines, run_reference
 from bots import perfect
 from bots.evaluation import evaluator_for
 from bots.minimax import minimax
@@ -38,12 +45,8 @@ from bots.negamax import MAX_DEPTH, AlphaBeta
 from games import GAMES, Position, get_game
 from games.connect4 import CELLS
 
-PONS_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "connect4"
-PONS_SETS = ("Test_L3_R1", "Test_L2_R1", "Test_L1_R1")
 ENDING_TREE_BRANCHING = 2.0
 """Below this minimax branching factor the tree is running out (lines end), not branching."""
-PONS_REFERENCE_MS = {"Test_L3_R1": 0.11, "Test_L2_R1": 0.19, "Test_L1_R1": 0.60}
-"""Pons' final C++ solver, mean per position on a 2-core machine (shared/data/connect4/README.md)."""
 
 
 class Tracker(Protocol):
@@ -52,11 +55,6 @@ class Tracker(Protocol):
     def task(self, description: str, total: int) -> Callable[[], None]:
         """Start a task of ``total`` items; the callable advances it by one."""
         ...
-
-
-class SilentTracker:
-    def task(self, description: str, total: int) -> Callable[[], None]:
-        return lambda: None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +66,8 @@ class Plan:
     """Each position is searched to the first depth whose search takes this long."""
     pons_lines: int | None = None
     """Lines of each Pons set (``None``: all of them)."""
+    reference_runs: int = 3
+    """Runs of Pons' solver over each set; each position keeps its fastest (its times are wall-clock)."""
     pruning_positions: int = 4
     pruning_node_budget: int = 1_000_000
     """No depth whose minimax is expected to cost more nodes than this (over all positions)."""
@@ -81,6 +81,7 @@ class Plan:
             speed_positions=2,
             speed_cpu_seconds=0.05,
             pons_lines=5,
+            reference_runs=1,
             pruning_positions=2,
             pruning_node_budget=5_000,
             easyai_positions=3,
@@ -109,14 +110,12 @@ class PonsRow:
     mean_ms: float
     max_ms: float
     mean_nodes: float
+    reference: ReferenceRow | None = None
+    """Pons' C++ solver on the same lines, if it was given."""
 
     @property
     def wrong(self) -> int:
         return self.positions - self.correct
-
-    @property
-    def reference_ms(self) -> float:
-        return PONS_REFERENCE_MS.get(self.name, math.nan)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,13 +153,15 @@ class EngineReport:
     pruning: list[PruningRow] = field(default_factory=list)
     easyai: list[EasyAIRow] = field(default_factory=list)
     easyai_depth: str = ""
+    reference: str = ""
+    """How Pons' solver was run for the ratio; empty when it was not."""
     notes: list[str] = field(default_factory=list)
 
 
 def sample_positions(game: str, count: int, seed: int = 2024) -> list[Position]:
     """Mid-game positions: each a quarter to a half of the way through a random game."""
     rng = random.Random(seed)
-    positions = []
+    positions: list[Position] = []
     while len(positions) < count:
         line = [get_game(game).start()]
         while line[-1].legal_moves() and len(line) < 200:
@@ -200,15 +201,11 @@ def measure_speed(plan: Plan, tracker: Tracker, games: list[str] | None = None) 
     return rows
 
 
-def pons_lines(name: str, limit: int | None, directory: Path = PONS_DIR) -> list[tuple[str, int]]:
-    """(moves, exact score) of a Pons test set, the first ``limit`` lines."""
-    lines = (directory / name).read_text().split("\n")
-    parsed = [(moves, int(score)) for moves, score in (line.split() for line in lines if line.strip())]
-    return parsed[:limit] if limit is not None else parsed
-
-
-def measure_pons(plan: Plan, tracker: Tracker, directory: Path = PONS_DIR) -> list[PonsRow]:
-    """The exact solver on each Pons set: right or wrong, and how long each position takes."""
+def measure_pons(
+    plan: Plan, tracker: Tracker, directory: Path, reference_solver: Path | None = None
+) -> list[PonsRow]:
+    """The exact solver on each Pons set: right or wrong, and how long each position takes; then Pons'
+    own solver on the same lines, if it is given."""
     solver = perfect.solver_for("connect4")
     game = get_game("connect4")
     rows = []
@@ -225,9 +222,12 @@ def measure_pons(plan: Plan, tracker: Tracker, directory: Path = PONS_DIR) -> li
             correct += solution.score == expected
             nodes += solution.nodes
             tick()
-        rows.append(
-            PonsRow(name, len(lines), correct, sum(times) / len(times), max(times), nodes / len(lines))
-        )
+        reference = None
+        if reference_solver is not None:
+            reference_tick = tracker.task(f"Pons C++: {name}", plan.reference_runs)
+            reference = run_reference(reference_solver, lines, plan.reference_runs, reference_tick)
+        mean_ms = sum(times) / len(times)
+        rows.append(PonsRow(name, len(lines), correct, mean_ms, max(times), nodes / len(lines), reference))
     return rows
 
 
@@ -271,7 +271,7 @@ def effective_branching(rows: list[PruningRow], game: str) -> tuple[float, float
     )
 
 
-def connect_four_endgames(plan: Plan, directory: Path = PONS_DIR) -> list[tuple[str, int]]:
+def connect_four_endgames(plan: Plan, directory: Path) -> list[tuple[str, int]]:
     """Pons' late-game positions with few enough empty cells to search to the end, and their scores."""
     fewest, most = plan.easyai_empties
     found = [
@@ -282,7 +282,7 @@ def connect_four_endgames(plan: Plan, directory: Path = PONS_DIR) -> list[tuple[
     return found[: plan.easyai_positions]
 
 
-def measure_easyai(plan: Plan, tracker: Tracker, directory: Path = PONS_DIR) -> tuple[list[EasyAIRow], str]:
+def measure_easyai(plan: Plan, tracker: Tracker, directory: Path) -> tuple[list[EasyAIRow], str]:
     """Ours against easyAI's Negamax on Connect Four endgames, each searched to its number of empty cells.
 
     At that depth every line reaches the end of the game, so each engine's value is
@@ -333,18 +333,46 @@ def _sign(value: float) -> int:
 
 
 def run_engine_benchmark(
-    plan: Plan, tracker: Tracker, command: str, directory: Path = PONS_DIR
+    plan: Plan, tracker: Tracker, command: str, directory: Path, reference_solver: Path | None = None
 ) -> EngineReport:
     """Every measurement of the engine benchmark; easyAI missing is noted, not fatal."""
     report = EngineReport(command, time.strftime("%Y-%m-%d %H:%M %Z"), machine_description(), plan)
+    with _frozen_heap():
+        _measure_all(report, tracker, directory, reference_solver)
+    return report
+
+
+@contextmanager
+def _frozen_heap() -> Iterator[None]:
+    """The objects alive now (every module the command line imported) left out of the collector's scans
+    while measuring, as the server leaves its own once started (``server.limits``): otherwise a full
+    collection over them (some 40 ms) lands on whichever position is being timed, and on the late-game
+    set, a tenth of a second in all, it adds half as much again to the mean."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def _measure_all(
+    report: EngineReport, tracker: Tracker, directory: Path, reference_solver: Path | None
+) -> None:
+    plan = report.plan
     report.speed = measure_speed(plan, tracker)
-    report.pons = measure_pons(plan, tracker, directory)
+    report.pons = measure_pons(plan, tracker, directory, reference_solver)
+    if reference_solver is not None:
+        report.reference = describe_reference(plan.reference_runs)
+        for row in report.pons:
+            if row.reference is not None and row.reference.correct < row.reference.positions:
+                wrong = row.reference.positions - row.reference.correct
+                report.notes.append(f"Pons' solver disagreed with {row.name} on {wrong} positions")
     report.pruning = measure_pruning(plan, tracker)
     try:
         report.easyai, report.easyai_depth = measure_easyai(plan, tracker, directory)
     except ImportError as error:
         report.notes.append(f"easyAI comparison skipped: {error} (install it: pip install -e '.[bench]')")
-    return report
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,35 +416,7 @@ def report_tables(report: EngineReport) -> list[TextTable]:
             "mid-game positions per game, each searched to the first depth whose search takes "
             f"{plan.speed_cpu_seconds:g} s or more.",
         ),
-        TextTable(
-            "Connect Four: exact solving on Pascal Pons' test sets",
-            (
-                "set",
-                "positions",
-                "correct",
-                "wrong",
-                "mean ms",
-                "max ms",
-                "mean nodes",
-                "Pons C++ ms",
-                "ratio",
-            ),
-            [
-                (
-                    r.name,
-                    str(r.positions),
-                    str(r.correct),
-                    str(r.wrong),
-                    f"{r.mean_ms:.2f}",
-                    f"{r.max_ms:.1f}",
-                    f"{r.mean_nodes:,.0f}",
-                    f"{r.reference_ms:.2f}",
-                    f"{r.mean_ms / r.reference_ms:.0f}x",
-                )
-                for r in report.pons
-            ],
-            "`bots.connect4_solver.solve` on each line; *ratio* is our mean time over Pons' C++ solver's.",
-        ),
+        _pons_table(report),
         TextTable(
             "Pruning: minimax against alpha-beta, by depth",
             ("game", "depth", "minimax nodes", "alpha-beta nodes", "ratio"),
@@ -483,6 +483,33 @@ def report_tables(report: EngineReport) -> list[TextTable]:
     return tables
 
 
+def _pons_table(report: EngineReport) -> TextTable:
+    """Our solver on Pons' sets, and his beside it when it was run, or a column saying it was not."""
+    rows: list[tuple[str, ...]] = []
+    for r in report.pons:
+        ours = (r.name, str(r.positions), str(r.correct), str(r.wrong), f"{r.mean_ms:.3f}", f"{r.max_ms:.1f}",
+                f"{r.mean_nodes:,.0f}")  # fmt: skip
+        if r.reference is None:
+            rows.append((*ours, "not measured", "-", "-"))
+        else:
+            ratio = _times(r.mean_ms / r.reference.mean_ms) if r.reference.mean_ms else "-"
+            rows.append((*ours, f"{r.reference.mean_ms:.4f}", f"{r.reference.mean_nodes:,.0f}", ratio))
+    caption = (
+        "`bots.connect4_solver.solve` on each line, its transposition table empty at every position; our "
+        "times are CPU time. "
+    )
+    if report.reference:
+        caption += f"*Pons C++ ms* and *Pons nodes*: {report.reference}. *ratio*: our mean time over his."
+    else:
+        caption += (
+            "*Pons C++ ms*: not measured in this run; `--pons-solver PATH` runs Pascal Pons' C++ solver "
+            "on the same lines for the ratio (see `bench/pons.py`)."
+        )
+    header = ("set", "positions", "correct", "wrong", "mean ms", "max ms", "mean nodes", "Pons C++ ms",
+              "Pons nodes", "ratio")  # fmt: skip
+    return TextTable("Connect Four: exact solving on Pascal Pons' test sets", header, rows, caption)
+
+
 def render_markdown(report: EngineReport) -> str:
     """The report as the engine section of docs/benchmarks.md."""
     parts = [
@@ -491,7 +518,9 @@ def render_markdown(report: EngineReport) -> str:
         f"- Command: `{report.command}`",
         f"- Date: {report.date}",
         f"- Machine: {report.machine}",
-        "- Times are CPU seconds of the benchmark process (one core), unaffected by other load.",
+        "- Times are CPU seconds of the benchmark process (one core), unaffected by other load, with the "
+        "objects of the command's own imports frozen out of the garbage collector's scans (`gc.freeze`) as "
+        "the server does; Pons' C++ solver's, when measured, are its own wall-clock times (see its table).",
     ]
     for table in report_tables(report):
         parts += ["", table.markdown()]
@@ -505,7 +534,7 @@ def _times(ratio: float) -> str:
 
 
 def _branching_rows(rows: list[PruningRow]) -> list[tuple[str, ...]]:
-    found = []
+    found: list[tuple[str, ...]] = []
     for game in dict.fromkeys(row.game for row in rows):
         factors = effective_branching(rows, game)
         if factors is None:

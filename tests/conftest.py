@@ -1,8 +1,9 @@
 """Shared fixtures: real services where the machine has them.
 
-A test that needs PostgreSQL, Mosquitto, Chromium or docker-compose skips, saying why, when the
-service is missing; with ``PLYARENA_REQUIRE_SERVICES=1`` (or
-``PLYARENA_REQUIRE_BROWSER=1`` for Chromium), as CI sets, it fails instead.
+A test that needs PostgreSQL, Mosquitto, Chromium, docker-compose or Pascal Pons' Connect Four test
+sets skips, saying why, when the service is missing; with ``PLYARENA_REQUIRE_SERVICES=1`` (or
+``PLYARENA_REQUIRE_BROWSER=1`` for Chromium, ``PLYARENA_REQUIRE_PONS_SETS=1`` for Pons' sets), as CI
+sets, it fails instead (:func:`support.services.missing`).
 """
 
 from __future__ import annotations
@@ -10,23 +11,18 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+from pathlib import Path
 
 import pytest
+from support.pons import pons_sets_directory
+from support.services import SERVICES_REQUIRED, missing
 
 POSTGRES_HOST, POSTGRES_PORT = "127.0.0.1", 5432
 MQTT_HOST, MQTT_PORT = "127.0.0.1", 1883
 CHROMIUM = "/usr/bin/chromium"
-SERVICES_REQUIRED = "PLYARENA_REQUIRE_SERVICES"
 BROWSER_REQUIRED = "PLYARENA_REQUIRE_BROWSER"
 
 pytest_plugins = ["support.fixtures"]  # servers and clients over real sockets, for end-to-end tests
-
-
-def _missing(what: str, why: str, required_by: str) -> None:
-    message = f"{what} is not available: {why}"
-    if os.environ.get(required_by) == "1":
-        pytest.fail(f"{message} (required: {required_by}=1)", pytrace=False)
-    pytest.skip(message)
 
 
 def _port_open(host: str, port: int) -> bool:
@@ -41,7 +37,7 @@ def _port_open(host: str, port: int) -> bool:
 def postgres_url() -> str:
     """URL of the local PostgreSQL test database."""
     if not _port_open(POSTGRES_HOST, POSTGRES_PORT):
-        _missing("PostgreSQL", f"nothing listens on {POSTGRES_HOST}:{POSTGRES_PORT}", SERVICES_REQUIRED)
+        missing("PostgreSQL", f"nothing listens on {POSTGRES_HOST}:{POSTGRES_PORT}", SERVICES_REQUIRED)
     return f"postgresql+asyncpg://postgres@{POSTGRES_HOST}:{POSTGRES_PORT}/test"
 
 
@@ -49,7 +45,7 @@ def postgres_url() -> str:
 def mqtt_url() -> str:
     """URL of the local Mosquitto broker."""
     if not _port_open(MQTT_HOST, MQTT_PORT):
-        _missing("Mosquitto", f"nothing listens on {MQTT_HOST}:{MQTT_PORT}", SERVICES_REQUIRED)
+        missing("Mosquitto", f"nothing listens on {MQTT_HOST}:{MQTT_PORT}", SERVICES_REQUIRED)
     return f"mqtt://{MQTT_HOST}:{MQTT_PORT}"
 
 
@@ -57,7 +53,7 @@ def mqtt_url() -> str:
 def chromium_path() -> str:
     """Path of Debian's Chromium, for Playwright."""
     if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
-        _missing("Chromium", f"{CHROMIUM} does not exist (apt-get install chromium)", BROWSER_REQUIRED)
+        missing("Chromium", f"{CHROMIUM} does not exist (apt-get install chromium)", BROWSER_REQUIRED)
     return CHROMIUM if os.path.exists(CHROMIUM) else str(shutil.which("chromium"))
 
 
@@ -66,6 +62,12 @@ def docker_compose() -> str:
     """Path of Debian's docker-compose (v1), which validates a compose file without a Docker engine."""
     executable = shutil.which("docker-compose")
     if executable is None:
-        _missing("docker-compose", "not installed (apt-get install docker-compose)", SERVICES_REQUIRED)
+        missing("docker-compose", "not installed (apt-get install docker-compose)", SERVICES_REQUIRED)
     assert executable is not None
     return executable
+
+
+@pytest.fixture(scope="session")
+def pons_sets() -> Path:
+    """The directory of Pascal Pons' Connect Four test sets, named by ``PLYARENA_PONS_SETS``."""
+    return pons_sets_directory()

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 import sqlite3
 from pathlib import Path
 
 import pytest
+from support.pons import fake_pons_solver, pons_set
 
 from bench.moves import MovesPlan, run_moves_benchmark
+from bench.pons import PONS_SETS, PROBE_LINE, PROBE_SCORE
 from bench.store import WAYS, StorePlan, run_store_benchmark
 from plyarena.cli import main
 from plyarena.commands.bench import write_section
@@ -23,13 +26,13 @@ HAVE_EASYAI = importlib.util.find_spec("easyAI") is not None
 """easyAI is an optional bench dependency: without it the comparison is skipped with a note."""
 
 
-def test_quick_engine_benchmark_writes_its_section(tmp_path: Path) -> None:
+def test_quick_engine_benchmark_writes_its_section(tmp_path: Path, pons_sets: Path) -> None:
     output = tmp_path / "benchmarks.md"
     output.write_text(
         "# Benchmarks\n\n<!-- plyarena bench server: start -->\nserver figures\n"
         "<!-- plyarena bench server: end -->\n"
     )
-    assert main(["bench", "engine", "--quick", "--output", str(output)]) == 0
+    assert main(["bench", "engine", "--quick", "--pons-sets", str(pons_sets), "--output", str(output)]) == 0
     text = output.read_text()
     assert "server figures" in text  # another mode's section is left alone
     for title in TITLES:
@@ -38,12 +41,39 @@ def test_quick_engine_benchmark_writes_its_section(tmp_path: Path) -> None:
         assert "### Side by side with easyAI" in text
     else:
         assert "easyAI comparison skipped" in text
-    assert "plyarena bench engine --quick" in text
+    assert f"plyarena bench engine --quick --pons-sets {pons_sets}`" in text
+    for name in PONS_SETS:  # no reference given: no figure invented
+        assert re.search(
+            rf"^\| {name} \| 5 \| 5 \| 0 \| .* \| not measured \| - \| - \|$", text, re.MULTILINE
+        )
+    assert "not measured in this run; `--pons-solver PATH`" in text
     assert "| tictactoe |" in text and "| connect4 |" in text
     # Every table row has as many cells as its header.
     for block in text.split("### ")[1:]:
         rows = [line for line in block.splitlines() if line.startswith("|")]
         assert rows and len({row.count("|") for row in rows}) == 1, block
+
+
+def test_quick_engine_benchmark_times_a_reference_solver_beside_ours(tmp_path: Path, pons_sets: Path) -> None:
+    """A stand-in for Pons' c4solver, answering the sets' own scores in 1 ms each: its column, the ratio
+    and how it was run appear in the section."""
+    scores = {moves: score for name in PONS_SETS for moves, score in pons_set(name)}
+    scores[PROBE_LINE] = PROBE_SCORE  # the position the command asks first, to check the solver works
+    solver = fake_pons_solver(tmp_path, scores, microseconds=[1000])
+    output = tmp_path / "benchmarks.md"
+    argv = ["bench", "engine", "--quick", "--pons-sets", str(pons_sets), "--pons-solver", str(solver)]
+    assert main([*argv, "--output", str(output)]) == 0
+    text = output.read_text()
+    assert f"--pons-solver {solver}`" in text
+    assert "its transposition table reset (`Solver::reset`) before each position" in text
+    assert "one run of each position" in text
+    for name in PONS_SETS:
+        row = re.search(
+            rf"^\| {name} \| 5 \| 5 \| 0 \| ([0-9.]+) \| .* \| 1\.0000 \| ([0-9,]+) \| (.+) \|$", text, re.M
+        )
+        assert row is not None, text
+        mean_ms, ratio = float(row[1]), row[3]  # ours over his 1 ms, rounded as shown
+        assert ratio.endswith("x") and float(ratio[:-1]) == pytest.approx(mean_ms, rel=0.1, abs=0.06)
 
 
 def test_a_section_is_replaced_not_repeated(tmp_path: Path) -> None:

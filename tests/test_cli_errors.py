@@ -4,12 +4,13 @@ in one line, before any work, never with a traceback."""
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from bench.engine import PONS_DIR
+from bench.pons import PONS_SETS_VARIABLE, REFERENCE_COMMIT
 from bots.connect4_book import BOOK_PATH
 from bots.deadline import Deadline
 from bots.tournament import schedule
@@ -19,6 +20,8 @@ from plyarena.commands.bench import DEFAULT_OUTPUT
 Capture = pytest.CaptureFixture[str]
 REPOSITORY = Path(__file__).resolve().parents[1]
 SHIPPED_RESULTS = REPOSITORY / "docs" / "ratings" / "tictactoe-1.jsonl.gz"
+HELP_WIDTH = 100_000
+"""Wider than any help paragraph, so that argparse breaks none of them."""
 
 
 def exit_status(argv: Sequence[str]) -> int:
@@ -47,8 +50,11 @@ def assert_refused(capsys: Capture, argv: Sequence[str], status: int, fragment: 
 
 
 def help_of(capsys: Capture, argv: Sequence[str]) -> str:
-    """The help text of a command, its whitespace made single so wrapping does not matter."""
-    assert exit_status([*argv, "--help"]) == 0
+    """The help text of a command on one line, so that paths can be looked for whole: argparse wraps at
+    the terminal's width (``COLUMNS``), and breaks a long path after any hyphen in it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("COLUMNS", str(HELP_WIDTH))
+        assert exit_status([*argv, "--help"]) == 0
     return " ".join(capsys.readouterr().out.split())
 
 
@@ -227,15 +233,52 @@ def test_bench_server_says_why_the_server_under_test_did_not_start(tmp_path: Pat
 
 
 def test_bench_engine_names_a_directory_without_pons_sets(tmp_path: Path, capsys: Capture) -> None:
+    argv = ["bench", "engine", "--quick", "--pons-sets", str(tmp_path)]
+    assert_refused(capsys, argv, 1, f"no Pons test sets: no Test_L3_R1, Test_L2_R1, Test_L1_R1 in {tmp_path}")
+
+
+def test_bench_engine_without_pons_sets_says_how_to_give_them(
+    capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(PONS_SETS_VARIABLE, raising=False)
     assert_refused(
-        capsys, ["bench", "engine", "--quick", "--pons-dir", str(tmp_path)], 1, "no Pons test sets"
+        capsys, ["bench", "engine", "--quick"], 1, f"with --pons-sets DIR or {PONS_SETS_VARIABLE}=DIR"
     )
+
+
+def test_bench_engine_finds_pons_sets_where_the_environment_points(
+    tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(PONS_SETS_VARIABLE, str(tmp_path / "elsewhere"))
+    assert_refused(capsys, ["bench", "engine", "--quick"], 1, f"in {tmp_path / 'elsewhere'}")
+
+
+def test_bench_engine_refuses_a_pons_solver_that_does_not_time_each_position(
+    tmp_path: Path, capsys: Capture
+) -> None:
+    """Pons' current c4solver prints ``moves score`` only, keeping its table from line to line."""
+    for name in ("Test_L3_R1", "Test_L2_R1", "Test_L1_R1"):
+        (tmp_path / name).write_text("445566 18\n")
+    untimed = tmp_path / "c4solver"
+    untimed.write_text(
+        f"#!{sys.executable}\nimport sys\nfor line in sys.stdin:\n    print(line.strip(), 18)\n"
+    )
+    untimed.chmod(0o755)
+    argv = ["bench", "engine", "--quick", "--pons-sets", str(tmp_path)]
+    for solver, fragment in [
+        (untimed, f"build Pons' c4solver at commit {REFERENCE_COMMIT}"),
+        (tmp_path / "missing", "cannot run the reference solver"),
+    ]:
+        assert_refused(capsys, [*argv, "--pons-solver", str(solver)], 1, fragment)
 
 
 def test_bench_help_says_where_its_files_are(capsys: Capture) -> None:
     assert DEFAULT_OUTPUT == REPOSITORY / "docs" / "benchmarks.md"  # not relative to where it runs
     assert str(DEFAULT_OUTPUT) in help_of(capsys, ["bench", "store"])
-    assert str(PONS_DIR) in help_of(capsys, ["bench", "engine"])
+    engine_help = help_of(capsys, ["bench", "engine"])
+    assert (
+        f"(default: ${PONS_SETS_VARIABLE})" in engine_help and f"at commit {REFERENCE_COMMIT}" in engine_help
+    )
     assert "(default 8; --quick: 2)" in help_of(capsys, ["bench", "fuzz"])
 
 

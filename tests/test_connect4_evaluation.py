@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.pons import pons_set
 
 from bots.evaluation import EVALUATION_LIMIT, evaluator_for
 from bots.evaluation.connect4 import LOST_NOW, WIN_NOW, evaluate, order_key
 from bots.search import search
 from games.connect4 import COLUMN_BITS, COLUMN_MASKS, WIDTH, ConnectFour
-
-PONS_SETS = Path(__file__).resolve().parents[2] / "shared" / "data" / "connect4"
 
 
 def random_game(seed: int) -> list[ConnectFour]:
@@ -99,12 +97,11 @@ def test_order_key_puts_a_win_first_then_a_block_and_a_gift_last(seed: int) -> N
 
 def test_the_sign_agrees_with_the_exact_score_on_most_decided_positions() -> None:
     agree = decided = 0
-    for line in (PONS_SETS / "Test_L2_R1").read_text().splitlines():
-        moves, score = line.split()
-        if int(score) == 0:
+    for moves, score in pons_set("Test_L2_R1"):
+        if score == 0:
             continue
         decided += 1
-        agree += (evaluate(ConnectFour.from_moves(moves)) > 0) == (int(score) > 0)
+        agree += (evaluate(ConnectFour.from_moves(moves)) > 0) == (score > 0)
     assert agree / decided > 0.65  # 0.5 would be a coin; this evaluation measures about 0.74
 
 

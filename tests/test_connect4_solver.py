@@ -1,4 +1,8 @@
-"""The exact Connect Four solver against Pascal Pons' test sets, a brute-force oracle, and its command."""
+"""The exact Connect Four solver against Pascal Pons' test sets, a brute-force oracle, and its command.
+
+The tests on Pons' sets skip without them (see tests/support/pons.py); the brute-force oracles here and
+in test_connect4_plain_negamax.py check the solver on any checkout.
+"""
 
 from __future__ import annotations
 
@@ -12,24 +16,13 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.pons import pons_sample, pons_set
 
 from bots.connect4_solver import Solution, SolverBudgetExceeded, WeakSolver, analyze, solve
 from games.connect4 import CELLS, ConnectFour
 from plyarena.cli import main
 
-PONS_SETS = Path(__file__).resolve().parents[2] / "shared" / "data" / "connect4"
 SAMPLE_SIZE = 100
-SAMPLE_SEED = 20240601
-
-
-def pons_set(name: str) -> list[tuple[str, int]]:
-    """The (moves, exact score) lines of one of Pons' test sets."""
-    lines = (PONS_SETS / name).read_text().split("\n")
-    return [(moves, int(score)) for moves, score in (line.split() for line in lines if line.strip())]
-
-
-def sample(name: str) -> list[tuple[str, int]]:
-    return random.Random(SAMPLE_SEED).sample(pons_set(name), SAMPLE_SIZE)
 
 
 def check_solution(moves: str, expected: int) -> None:
@@ -50,14 +43,14 @@ def test_every_position_of_the_end_game_set_solves_exactly() -> None:
         check_solution(moves, expected)
 
 
-@pytest.mark.parametrize(("moves", "expected"), sample("Test_L2_R1"), ids=lambda value: str(value))
-def test_a_sample_of_the_middle_game_set_solves_exactly(moves: str, expected: int) -> None:
-    check_solution(moves, expected)
+@pytest.mark.parametrize("index", range(SAMPLE_SIZE))
+def test_a_sample_of_the_middle_game_set_solves_exactly(index: int) -> None:
+    check_solution(*pons_sample("Test_L2_R1", SAMPLE_SIZE)[index])
 
 
-@pytest.mark.parametrize(("moves", "expected"), sample("Test_L1_R1"), ids=lambda value: str(value))
-def test_a_sample_of_the_opening_set_solves_exactly(moves: str, expected: int) -> None:
-    check_solution(moves, expected)
+@pytest.mark.parametrize("index", range(SAMPLE_SIZE))
+def test_a_sample_of_the_opening_set_solves_exactly(index: int) -> None:
+    check_solution(*pons_sample("Test_L1_R1", SAMPLE_SIZE)[index])
 
 
 @cache
@@ -107,8 +100,9 @@ def test_every_move_scores_as_plain_minimax_scores_it(seed: int, empty_cells: in
     assert scores[solution.move] == solution.score
 
 
-@pytest.mark.parametrize(("moves", "expected"), sample("Test_L3_R1")[:30], ids=lambda value: str(value))
-def test_analyze_agrees_with_solve(moves: str, expected: int) -> None:
+@pytest.mark.parametrize("index", range(30))
+def test_analyze_agrees_with_solve(index: int) -> None:
+    moves, expected = pons_sample("Test_L3_R1", SAMPLE_SIZE)[index]
     scores = analyze(moves)
     solution = solve(moves)
     assert max(scores.values()) == solution.score == expected
@@ -120,7 +114,7 @@ def test_analyze_agrees_with_solve(moves: str, expected: int) -> None:
 def test_a_weak_solve_gives_the_sign_of_the_exact_score_and_a_move_that_keeps_it(table_capacity: int) -> None:
     """One solver for many positions, with a roomy table and with one so small that it keeps clearing."""
     solver = WeakSolver(table_capacity)
-    for moves, expected in sample("Test_L3_R1")[:40]:
+    for moves, expected in pons_sample("Test_L3_R1", SAMPLE_SIZE)[:40]:
         value = solver.value(moves)
         assert value == (expected > 0) - (expected < 0), moves
         move = solver.keeping_move(moves, value)

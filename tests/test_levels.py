@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from pathlib import Path
+from itertools import count
 
 import pytest
 from random_positions import random_line
@@ -17,7 +17,8 @@ from bots.result import WIN
 from games import GAMES, Position, get_game
 
 ALL_GAMES = sorted(GAMES)
-PONS_SETS = Path(__file__).resolve().parents[2] / "shared" / "data" / "connect4"
+LATE_PLY = 30
+"""Stones on a Connect Four board late enough for its solver to settle the position within a move's time."""
 
 
 def test_the_table_covers_exactly_the_registered_games() -> None:
@@ -137,8 +138,8 @@ def test_a_malformed_table_is_rejected(text: str, message: str) -> None:
 def _test_position(name: str) -> Position:
     """A position in the middle of a game; for Connect Four a late one, that its solver settles quickly."""
     if name == "connect4":
-        moves = (PONS_SETS / "Test_L3_R1").read_text().split()[0]
-        return get_game(name).replay(list(moves))
+        long_line = next(line for seed in count() if len(line := random_line(name, seed)) > LATE_PLY)
+        return long_line[LATE_PLY]
     line = random_line(name, seed=3)
     return line[len(line) // 2]
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
+from support.pons import pons_set
 
 from bots import perfect
 from bots.connect4_solver import SolverBudgetExceeded, WeakSolver, solve
@@ -16,19 +16,15 @@ from bots.result import WIN
 from games import get_game
 from games.connect4 import CELLS, ConnectFour
 
-PONS_SETS = Path(__file__).resolve().parents[2] / "shared" / "data" / "connect4"
 NO_HEURISTIC = Evaluator("connect4", evaluate=lambda position: 0)
 """Searches below reach the end of every line, so the evaluation is never asked."""
 
 
 def endgames(empties: int, count: int) -> list[tuple[str, int]]:
     """Lines of Pons' late-game set with at most ``empties`` empty cells: (moves, exact score)."""
-    found = []
-    for line in (PONS_SETS / "Test_L3_R1").read_text().splitlines():
-        moves, score = line.split()
-        if CELLS - len(moves) <= empties:
-            found.append((moves, int(score)))
-    return found[:count]
+    return [(moves, score) for moves, score in pons_set("Test_L3_R1") if CELLS - len(moves) <= empties][
+        :count
+    ]
 
 
 @pytest.mark.parametrize(
@@ -39,8 +35,9 @@ def test_pons_scores_become_plies_to_the_end(pons: int, ply: int, score: int) ->
     assert perfect.score_from_pons(pons, ply) == score
 
 
-@pytest.mark.parametrize(("moves", "pons"), endgames(empties=9, count=40))
-def test_the_solver_and_a_full_depth_alphabeta_agree(moves: str, pons: int) -> None:
+@pytest.mark.parametrize("index", range(40))
+def test_the_solver_and_a_full_depth_alphabeta_agree(index: int) -> None:
+    moves, pons = endgames(empties=9, count=40)[index]
     position = get_game("connect4").replay(list(moves))
     solved = perfect.solve("connect4", position)
     searched = AlphaBeta(NO_HEURISTIC).search(position, depth=CELLS - len(moves))
@@ -48,8 +45,9 @@ def test_the_solver_and_a_full_depth_alphabeta_agree(moves: str, pons: int) -> N
     assert solved.move in position.legal_moves()
 
 
-@pytest.mark.parametrize(("moves", "pons"), endgames(empties=7, count=10))
-def test_every_move_scores_as_the_search_scores_it(moves: str, pons: int) -> None:
+@pytest.mark.parametrize("index", range(10))
+def test_every_move_scores_as_the_search_scores_it(index: int) -> None:
+    moves, pons = endgames(empties=7, count=10)[index]
     position = get_game("connect4").replay(list(moves))
     solved = perfect.analyze("connect4", position)
     searched = AlphaBeta(NO_HEURISTIC).analyze(position, depth=CELLS - len(moves))

@@ -24,7 +24,6 @@ from rich.table import Table
 from bench.bots import BotsPlan, run_bots_benchmark
 from bench.bots import render_markdown as render_bots_markdown
 from bench.engine import (
-    PONS_DIR,
     EngineReport,
     Plan,
     TextTable,
@@ -43,6 +42,15 @@ from bench.loadgen.run import MODES as SERVER_MODES
 from bench.loadgen.target import TargetStartError
 from bench.moves import MovesPlan, run_moves_benchmark
 from bench.moves import render_markdown as render_moves_markdown
+from bench.pons import (
+    PONS_SETS,
+    PONS_SETS_VARIABLE,
+    REFERENCE_COMMIT,
+    ReferenceSolverError,
+    check_reference_solver,
+    pons_sets_from_environment,
+    pons_sets_problem,
+)
 from bench.store import StorePlan, run_store_benchmark
 from bench.store import render_markdown as render_store_markdown
 from bots.levels import LEVEL_COUNT
@@ -101,15 +109,6 @@ def write_section(path: Path, mode: str, markdown: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def read_section(path: Path, mode: str) -> str | None:
-    """``mode``'s section of the benchmarks file as it is now, or ``None``."""
-    start, end = f"<!-- plyarena bench {mode}: start -->", f"<!-- plyarena bench {mode}: end -->"
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if start not in text or end not in text:
-        return None
-    return text.split(start, 1)[1].split(end, 1)[0]
-
-
 def _add_quick_and_output(parser: argparse.ArgumentParser) -> None:
     """The options every mode that has a quick form shares."""
     parser.add_argument("--quick", action="store_true", help="a small run that checks the command works")
@@ -150,26 +149,54 @@ class RichTracker:
 def _configure_engine(parser: argparse.ArgumentParser) -> None:
     _add_quick_and_output(parser)
     parser.add_argument(
-        "--pons-dir",
+        "--pons-sets",
         type=Path,
-        default=PONS_DIR,
-        help=f"where Pons' test sets are (default ../shared/data/connect4 from the repository: {PONS_DIR})",
+        metavar="DIR",
+        help=f"the directory of Pascal Pons' test sets {', '.join(PONS_SETS)} "
+        f"(default: ${PONS_SETS_VARIABLE})",
+    )
+    parser.add_argument(
+        "--pons-solver",
+        type=Path,
+        metavar="PATH",
+        help="Pons' C++ c4solver, built from github.com/PascalPons/connect4 at commit "
+        f"{REFERENCE_COMMIT}: solves the same lines for the ratio (default: not measured)",
     )
 
 
 def _run_engine(args: argparse.Namespace) -> int:
     plan = Plan.quick() if args.quick else Plan()
-    command = "plyarena bench engine" + (" --quick" if args.quick else "")
+    pons_sets = args.pons_sets or pons_sets_from_environment()
+    if pons_sets is None:
+        raise CommandError(
+            f"no Pons test sets: give the directory holding {', '.join(PONS_SETS)} with --pons-sets DIR "
+            f"or {PONS_SETS_VARIABLE}=DIR"
+        )
+    problem = pons_sets_problem(pons_sets)
+    if problem is not None:
+        raise CommandError(f"no Pons test sets: {problem}")
+    if args.pons_solver is not None:
+        try:
+            check_reference_solver(args.pons_solver)
+        except ReferenceSolverError as error:
+            raise CommandError(str(error)) from None
+    command = " ".join(
+        ["plyarena bench engine", *(["--quick"] if args.quick else []), f"--pons-sets {pons_sets}",
+         *([f"--pons-solver {args.pons_solver}"] if args.pons_solver is not None else [])]
+    )  # fmt: skip
     console = Console()
-    if not (args.pons_dir / "Test_L3_R1").exists():
-        raise CommandError(f"no Pons test sets (Test_L3_R1 and the others) in {args.pons_dir}")
     output = _output_unless_quick(args)
     columns = (TextColumn("{task.description:<40}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console) as progress:
-        report = run_engine_benchmark(plan, RichTracker(progress), command, args.pons_dir)
+        tracker = RichTracker(progress)
+        try:
+            report = run_engine_benchmark(plan, tracker, command, pons_sets, args.pons_solver)
+        except ReferenceSolverError as error:
+            raise CommandError(str(error)) from None
     _show(console, report)
     _write(output, console, "engine", render_markdown(report))
     wrong = sum(row.wrong for row in report.pons) + sum(row.positions - row.agree for row in report.easyai)
+    wrong += sum(row.reference.positions - row.reference.correct for row in report.pons if row.reference)
     return 1 if wrong else 0
 
 
@@ -324,8 +351,7 @@ def _run_server(args: argparse.Namespace) -> int:
             raise CommandError(str(error)) from None
     _print_tables(console, server_report.report_tables(report), report.notes)
     if not args.no_output:
-        previous = read_section(args.output, "server")
-        write_section(args.output, "server", server_report.render_markdown(report, previous))
+        write_section(args.output, "server", server_report.render_markdown(report))
         console.print(f"wrote the server section of {args.output}")
     return 0
 
