@@ -157,7 +157,7 @@ class Request(
     id: RequestId = None
 
 
-class Hello(Request, tag="hello", kw_only=True):
+class Hello(Request, tag="hello", kw_only=True, frozen=True):
     """Say who you are: a ``name`` the first time, your ``token`` to come back."""
 
     name: Name | None = None
@@ -165,15 +165,15 @@ class Hello(Request, tag="hello", kw_only=True):
     bot: bool = False
 
 
-class LobbySubscribe(Request, tag="lobby.subscribe", kw_only=True):
+class LobbySubscribe(Request, tag="lobby.subscribe", kw_only=True, frozen=True):
     pass
 
 
-class LobbyUnsubscribe(Request, tag="lobby.unsubscribe", kw_only=True):
+class LobbyUnsubscribe(Request, tag="lobby.unsubscribe", kw_only=True, frozen=True):
     pass
 
 
-class CreateMatch(Request, tag="match.create", kw_only=True):
+class CreateMatch(Request, tag="match.create", kw_only=True, frozen=True):
     game: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_NAME_LENGTH)]
     time_control: Annotated[str, msgspec.Meta(min_length=1, max_length=16)] = "untimed"
     seat: Literal[0, 1, "random"] = "random"
@@ -181,12 +181,12 @@ class CreateMatch(Request, tag="match.create", kw_only=True):
     bot: BotRequest | None = None
 
 
-class JoinMatch(Request, tag="match.join", kw_only=True):
+class JoinMatch(Request, tag="match.join", kw_only=True, frozen=True):
     match_id: MatchId
     seat: SeatNumber | None = None
 
 
-class WatchMatch(Request, tag="match.watch", kw_only=True):
+class WatchMatch(Request, tag="match.watch", kw_only=True, frozen=True):
     """Follow a match; with ``log`` and ``since`` from an earlier message, get only what was missed."""
 
     match_id: MatchId
@@ -194,11 +194,11 @@ class WatchMatch(Request, tag="match.watch", kw_only=True):
     log: Annotated[str, msgspec.Meta(max_length=MAX_ID_LENGTH)] | None = None
 
 
-class LeaveMatch(Request, tag="match.leave", kw_only=True):
+class LeaveMatch(Request, tag="match.leave", kw_only=True, frozen=True):
     match_id: MatchId
 
 
-class PlayMove(Request, tag="move", kw_only=True):
+class PlayMove(Request, tag="move", kw_only=True, frozen=True):
     match_id: MatchId
     ply: Count
     """How many moves the match had when this move was chosen (the ply it answers)."""
@@ -206,44 +206,44 @@ class PlayMove(Request, tag="move", kw_only=True):
     engine: EngineInfo | None = None
 
 
-class Resign(Request, tag="resign", kw_only=True):
+class Resign(Request, tag="resign", kw_only=True, frozen=True):
     match_id: MatchId
 
 
-class OfferDraw(Request, tag="draw.offer", kw_only=True):
+class OfferDraw(Request, tag="draw.offer", kw_only=True, frozen=True):
     match_id: MatchId
 
 
-class AcceptDraw(Request, tag="draw.accept", kw_only=True):
+class AcceptDraw(Request, tag="draw.accept", kw_only=True, frozen=True):
     match_id: MatchId
 
 
-class DeclineDraw(Request, tag="draw.decline", kw_only=True):
+class DeclineDraw(Request, tag="draw.decline", kw_only=True, frozen=True):
     match_id: MatchId
 
 
-class Abort(Request, tag="abort", kw_only=True):
+class Abort(Request, tag="abort", kw_only=True, frozen=True):
     match_id: MatchId
 
 
-class OfferRematch(Request, tag="rematch.offer", kw_only=True):
+class OfferRematch(Request, tag="rematch.offer", kw_only=True, frozen=True):
     match_id: MatchId
 
 
-class AcceptRematch(Request, tag="rematch.accept", kw_only=True):
+class AcceptRematch(Request, tag="rematch.accept", kw_only=True, frozen=True):
     match_id: MatchId
 
 
-class DeclineRematch(Request, tag="rematch.decline", kw_only=True):
+class DeclineRematch(Request, tag="rematch.decline", kw_only=True, frozen=True):
     match_id: MatchId
 
 
-class SendChat(Request, tag="chat", kw_only=True):
+class SendChat(Request, tag="chat", kw_only=True, frozen=True):
     match_id: MatchId
     text: ChatText
 
 
-class SetBotStatus(Request, tag="bot.status", kw_only=True):
+class SetBotStatus(Request, tag="bot.status", kw_only=True, frozen=True):
     """Say how the bot request of an open match stands; it shows on the match's lobby entry."""
 
     match_id: MatchId
@@ -272,10 +272,7 @@ ClientMessage: TypeAlias = (
     | SetBotStatus
 )
 
-REQUEST_TYPES: dict[str, type[Request]] = {
-    cls.__struct_config__.tag: cls  # type: ignore[misc]
-    for cls in ClientMessage.__args__  # type: ignore[attr-defined]
-}
+REQUEST_TYPES: dict[str, type[Request]] = {cls.__struct_config__.tag: cls for cls in ClientMessage.__args__}
 
 
 # --------------------------------------------------------------------------- server -> client
@@ -290,7 +287,7 @@ class ServerMessage(
     id: RequestId = None
 
 
-class Welcome(ServerMessage, tag="welcome", kw_only=True):
+class Welcome(ServerMessage, tag="welcome", kw_only=True, frozen=True):
     player: PlayerInfo
     token: str
     """Your secret: keep it to come back as the same player. Sent only to you."""
@@ -300,12 +297,12 @@ class Welcome(ServerMessage, tag="welcome", kw_only=True):
     """Unfinished matches on this server in which you hold a seat: ``match.watch`` them to resume."""
 
 
-class Error(ServerMessage, tag="error", omit_defaults=False, kw_only=True):
+class Error(ServerMessage, tag="error", omit_defaults=False, kw_only=True, frozen=True):
     code: ErrorCode
     message: str
 
 
-class Ok(ServerMessage, tag="ok", kw_only=True):
+class Ok(ServerMessage, tag="ok", kw_only=True, frozen=True):
     """The reply to a request that has nothing else to say (``lobby.unsubscribe``, ``match.leave``,
     ``bot.status``)."""
 
@@ -321,21 +318,21 @@ class LobbyOmitted(msgspec.Struct, frozen=True):
     live: Count
 
 
-class LobbySnapshot(ServerMessage, tag="lobby.snapshot", kw_only=True):
+class LobbySnapshot(ServerMessage, tag="lobby.snapshot", kw_only=True, frozen=True):
     matches: list[LobbyEntry]
     omitted: LobbyOmitted
     """Always sent, so a client can say how many matches the list leaves out (server/lobby.py bounds it)."""
 
 
-class LobbyUpdate(ServerMessage, tag="lobby.update", kw_only=True):
+class LobbyUpdate(ServerMessage, tag="lobby.update", kw_only=True, frozen=True):
     entry: LobbyEntry
 
 
-class LobbyRemove(ServerMessage, tag="lobby.remove", kw_only=True):
+class LobbyRemove(ServerMessage, tag="lobby.remove", kw_only=True, frozen=True):
     match_id: str
 
 
-class BotStatusNote(ServerMessage, tag="bot.status", kw_only=True):
+class BotStatusNote(ServerMessage, tag="bot.status", kw_only=True, frozen=True):
     """A note on the bot request of a match you follow (also sent on following a match that has one).
 
     Not a match event: it has no ``seq`` and is not replayed by ``match.catchup``.
@@ -345,7 +342,7 @@ class BotStatusNote(ServerMessage, tag="bot.status", kw_only=True):
     bot_status: BotStatus
 
 
-class MatchState(ServerMessage, tag="match.state", kw_only=True):
+class MatchState(ServerMessage, tag="match.state", kw_only=True, frozen=True):
     """Everything about a match at ``seq`` of event log ``log``: the start of following it."""
 
     match_id: str
@@ -389,12 +386,12 @@ class MatchEvent(ServerMessage, kw_only=True, frozen=True):
     seq: int
 
 
-class Seated(MatchEvent, tag="seated", kw_only=True):
+class Seated(MatchEvent, tag="seated", kw_only=True, frozen=True):
     seat: SeatNumber
     player: PlayerInfo
 
 
-class Started(MatchEvent, tag="started", kw_only=True):
+class Started(MatchEvent, tag="started", kw_only=True, frozen=True):
     clocks_ms: tuple[int, int] | None
     turn: SeatNumber
     """The seat to move first: whoever it is, the position below needs no rules to draw."""
@@ -402,7 +399,7 @@ class Started(MatchEvent, tag="started", kw_only=True):
     legal: tuple[str, ...]
 
 
-class Moved(MatchEvent, tag="moved", kw_only=True):
+class Moved(MatchEvent, tag="moved", kw_only=True, frozen=True):
     ply: int
     """The ply the move answered: 0 for the first move of a match."""
     seat: SeatNumber
@@ -417,44 +414,44 @@ class Moved(MatchEvent, tag="moved", kw_only=True):
     engine: EngineInfo | None = None
 
 
-class DrawOffered(MatchEvent, tag="draw.offered", kw_only=True):
+class DrawOffered(MatchEvent, tag="draw.offered", kw_only=True, frozen=True):
     seat: SeatNumber
 
 
-class DrawDeclined(MatchEvent, tag="draw.declined", kw_only=True):
+class DrawDeclined(MatchEvent, tag="draw.declined", kw_only=True, frozen=True):
     seat: SeatNumber
 
 
-class RematchOffered(MatchEvent, tag="rematch.offered", kw_only=True):
+class RematchOffered(MatchEvent, tag="rematch.offered", kw_only=True, frozen=True):
     seat: SeatNumber
 
 
-class RematchDeclined(MatchEvent, tag="rematch.declined", kw_only=True):
+class RematchDeclined(MatchEvent, tag="rematch.declined", kw_only=True, frozen=True):
     seat: SeatNumber
 
 
-class RematchAgreed(MatchEvent, tag="rematch.agreed", kw_only=True):
+class RematchAgreed(MatchEvent, tag="rematch.agreed", kw_only=True, frozen=True):
     """Both players want a rematch, asked for during the game: it starts the moment the game ends."""
 
 
-class RematchStarted(MatchEvent, tag="rematch.started", kw_only=True):
+class RematchStarted(MatchEvent, tag="rematch.started", kw_only=True, frozen=True):
     new_match_id: str
 
 
-class ChatLine(MatchEvent, tag="chat", kw_only=True):
+class ChatLine(MatchEvent, tag="chat", kw_only=True, frozen=True):
     seat: SeatNumber
     name: str
     text: str
 
 
-class PresenceChanged(MatchEvent, tag="presence", kw_only=True):
+class PresenceChanged(MatchEvent, tag="presence", kw_only=True, frozen=True):
     seat: SeatNumber
     connected: bool
     grace_ms: int | None
     """When disconnected from a live match: how long the seat has to come back before losing."""
 
 
-class Ended(MatchEvent, tag="ended", kw_only=True):
+class Ended(MatchEvent, tag="ended", kw_only=True, frozen=True):
     status: str
     winner: SeatNumber | None
     reason: str
@@ -477,7 +474,7 @@ AnyMatchEvent: TypeAlias = (
 )
 
 
-class MatchCatchup(ServerMessage, tag="match.catchup", kw_only=True):
+class MatchCatchup(ServerMessage, tag="match.catchup", kw_only=True, frozen=True):
     """The reply to ``match.watch`` with a known ``log`` and ``since``: exactly the events missed."""
 
     match_id: str
@@ -518,7 +515,7 @@ MAX_NESTING = 64
 """How deep a request's arrays and objects may nest (ours nest three deep). A deeper frame is refused before
 any parser reads it: msgspec and json recurse once a level, a frame of 4 KiB holds 2,000 levels, and near
 Python's recursion limit whatever else runs (a garbage collection's callbacks, the hook that reports their
-failure) fails for want of stack, as one run of ``plyarena bench fuzz`` showed (2026-11-25)."""
+failure) fails for want of stack, as a run of ``plyarena bench fuzz`` showed."""
 
 
 def _too_deep(data: bytes) -> bool:
@@ -686,7 +683,7 @@ def error_message(code: ErrorCode, message: str, request_id: RequestId) -> Error
     return Error(code=code, message=message, id=request_id)
 
 
-_server_decoder = msgspec.json.Decoder(
+AnyServerMessage: TypeAlias = (
     Welcome
     | Error
     | Ok
@@ -698,6 +695,10 @@ _server_decoder = msgspec.json.Decoder(
     | MatchCatchup
     | AnyMatchEvent
 )
+"""Everything the server sends, as :data:`ClientMessage` is everything a client does (``plyarena schema``
+describes both in docs/protocol.schema.json)."""
+
+_server_decoder = msgspec.json.Decoder(AnyServerMessage)
 
 
 def decode_server_message(frame: bytes | str) -> ServerMessage:
