@@ -10,14 +10,24 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 # (migrations/, with alembic.ini for the alembic command) and the browser client (clients/web/) next to
 # its own package, as in a checkout.
 WORKDIR /app
+
+# The dependencies first, at the exact versions and hashes of requirements.lock (setuptools, the build
+# backend, included), in a layer of their own that a change of the sources leaves cached. The lock is made
+# from pyproject.toml by `make lock` (pip-compile, Python 3.11); run it again whenever the dependencies there
+# change (tests/test_deploy.py fails while the lock does not satisfy them).
+COPY requirements.lock ./
+RUN pip install --require-hashes --no-deps -r requirements.lock
 COPY pyproject.toml README.md alembic.ini ./
 COPY migrations/ migrations/
 COPY games/ games/
 COPY bots/ bots/
 COPY server/ server/
+COPY bench/ bench/
 COPY plyarena/ plyarena/
 COPY clients/ clients/
-RUN pip install -e . \
+# The project alone: --no-deps, since the lock brought everything, and no build isolation, so that the
+# locked setuptools builds it rather than whichever is newest.
+RUN pip install -e . --no-deps --no-build-isolation \
     && useradd --system --create-home --home-dir /home/arena arena \
     && mkdir /data && chown arena /data
 

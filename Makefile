@@ -7,7 +7,7 @@ BENCH_STAMP := $(VENV)/.installed-bench
 HOST ?= 127.0.0.1
 PORT ?= 8765
 
-.PHONY: run test bench lint clean
+.PHONY: run test bench lint typecheck lock clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,9 +22,19 @@ $(BENCH_STAMP): $(STAMP)
 run: $(STAMP)
 	$(BIN)/plyarena run --host $(HOST) --port $(PORT)
 
+# The suite under coverage, every Python subprocess it starts included ([tool.coverage.run] in
+# pyproject.toml); the report lists the files not fully covered, least covered first, then the total, and
+# fails below the floor: [tool.coverage.report] fail_under, or COVERAGE_FLOOR when set (CI, which has
+# Pascal Pons' Connect Four sets and so runs more of the benchmarks' code, sets a higher one).
+COVERAGE_FLOOR ?=
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/pytest
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	rm -f .coverage .coverage.*
+	$(BIN)/coverage run -m pytest
+	$(BIN)/coverage combine --quiet
+	$(BIN)/coverage report $(if $(COVERAGE_FLOOR),--fail-under=$(COVERAGE_FLOOR))
 
 bench: $(BENCH_STAMP)
 	$(BIN)/plyarena bench engine
@@ -32,6 +42,26 @@ bench: $(BENCH_STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+# mypy on games/ and server/ ([tool.mypy] in pyproject.toml).
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+# requirements.lock, the exact versions (with hashes) that the Docker image installs: pip-compile, in a
+# throwaway virtualenv, resolves pyproject.toml's dependencies and the setuptools that builds the project,
+# for Python 3.11 (the image's). Run it after changing the dependencies (tests/test_deploy.py fails until
+# then); it keeps the versions already locked where they still fit: `make lock LOCK_FLAGS=--upgrade` takes
+# the newest that pyproject.toml allows.
+LOCK_FLAGS ?=
+lock:
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11) and "make lock needs Python 3.11")'
+	set -e; tools=$$(mktemp -d); trap 'rm -rf "$$tools"' EXIT; \
+	$(PYTHON) -m venv "$$tools"; \
+	"$$tools/bin/python" -m pip install --quiet pip-tools==7.6.2; \
+	CUSTOM_COMPILE_COMMAND='make lock' "$$tools/bin/pip-compile" --quiet --generate-hashes --allow-unsafe \
+		--strip-extras --build-deps-for=editable --no-emit-index-url --no-emit-find-links $(LOCK_FLAGS) \
+		--output-file=requirements.lock pyproject.toml
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis .coverage .coverage.*

@@ -22,9 +22,11 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import product
-from typing import Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias, TypeVar
 
 Move: TypeAlias = Hashable
+MoveT = TypeVar("MoveT", bound=Hashable)
+"""The move type of one game: ``int`` for most, a tuple for checkers."""
 
 
 class IllegalMoveError(ValueError):
@@ -52,8 +54,9 @@ class Outcome:
         return self.winner is None
 
 
-class Position(Protocol):
-    """An immutable game position; see the module docstring."""
+class Position(Protocol[MoveT]):
+    """An immutable game position; see the module docstring. Generic in its game's move type, so that
+    each game's positions take and give moves of their own type; a bare ``Position`` is any game's."""
 
     @property
     def turn(self) -> int:
@@ -65,11 +68,11 @@ class Position(Protocol):
         """How many moves (passes included) led here from the start."""
         ...
 
-    def legal_moves(self) -> list[Move]:
+    def legal_moves(self) -> list[MoveT]:
         """Every legal move, empty once the game is over."""
         ...
 
-    def play(self, move: Move) -> Position:
+    def play(self, move: MoveT) -> Position[MoveT]:
         """The position after ``move``; raises :class:`IllegalMoveError` if it is not legal."""
         ...
 
@@ -81,7 +84,7 @@ class Position(Protocol):
         """A hashable value equal for positions the search may treat as the same."""
         ...
 
-    def parse_move(self, text: str) -> Move:
+    def parse_move(self, text: str) -> MoveT:
         """The legal move that ``text`` names in the game's notation.
 
         Raises :class:`IllegalMoveError` for text that is malformed or names a move
@@ -89,7 +92,7 @@ class Position(Protocol):
         """
         ...
 
-    def format_move(self, move: Move) -> str:
+    def format_move(self, move: MoveT) -> str:
         """The move in the game's usual notation."""
         ...
 
@@ -121,7 +124,7 @@ class Game:
     """Names of the two sides, first mover first (e.g. ``("Black", "White")``)."""
     notation: str
     """One line describing the move notation, for documentation and clients."""
-    start: Callable[[], Position]
+    start: Callable[[], Position[Any]]
     """The initial position."""
 
     def replay(self, moves: Iterable[str]) -> Position:

@@ -35,6 +35,8 @@ INNER = NOT_A & NOT_H
 CORNERS = 1 << 0 | 1 << 7 | 1 << 56 | 1 << 63
 START = (1 << 28 | 1 << 35, 1 << 27 | 1 << 36)
 """Black on e4 and d5, White on d4 and e5."""
+_UNKNOWN_MOBILITY: list[int | None] = [None, None]
+"""Each new position's ``_mobility``, copied: neither seat's counted yet."""
 
 # The four axes as (shift, twice the shift, whether the axis crosses columns). A
 # shift left by ``shift`` steps east, south-west, south or south-east; a shift right
@@ -148,7 +150,7 @@ class Othello(msgspec.Struct, frozen=True, gc=False):
     """Bitboards of Black's (seat 0) and White's (seat 1) discs."""
     turn: int = 0
     ply: int = 0
-    _mobility: list[int | None] = msgspec.field(default_factory=[None, None].copy)
+    _mobility: list[int | None] = msgspec.field(default_factory=_UNKNOWN_MOBILITY.copy)
     """Each seat's :meth:`mobility`, filled in when first asked: the search asks several times. Not part
     of the position: equality and the hash leave it out."""
 

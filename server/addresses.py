@@ -22,7 +22,7 @@ import ipaddress
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from websockets.datastructures import Headers
 
@@ -252,7 +252,7 @@ class CountedConnection(Inbox):
 
     __slots__ = ("_opening",)
     quota: ClassVar[AddressQuota]
-    refused: ClassVar[Callable[[], None]]
+    refused: ClassVar[staticmethod[[], None]]
     """Called for each socket dropped at accept (the server counts them)."""
 
     @classmethod
@@ -269,7 +269,8 @@ class CountedConnection(Inbox):
         key = self.quota.peer_key(transport.get_extra_info("peername"))
         if not self.quota.openings.take(key):
             self.refused()
-            transport.abort()  # (the handshake then ends at once, and quietly: nothing was read)
+            # (the handshake then ends at once, and quietly: nothing was read; a socket's transport aborts)
+            cast(asyncio.Transport, transport).abort()
             return
         self._opening = key
 

@@ -266,6 +266,7 @@ class Server:
         except UndecodableRequest as error:
             self._refuse(connection, error.code, error.message, error.request_id)
             return None
+        work: Awaitable[object] | Pending | None
         try:
             if isinstance(request, protocol.Hello):
                 work = self._hello(connection, request)
@@ -409,7 +410,7 @@ class Server:
         await self.host.note_bot_status(live, note)
         connection.send(protocol.Ok(id=request.id))
 
-    def _act(self, connection: Connection, request: Any) -> Handled:
+    def _act(self, connection: Connection, request: Any) -> Awaitable[object] | Pending | None:
         """Every request that a seated player makes within a match: in callbacks when it can be, else
         in the host's coroutine (see :meth:`MatchHost.act_soon`)."""
         player = connection.player

@@ -8,7 +8,7 @@ its own making still holds a coroutine, a future and what awaiting it takes
 (four objects) for as long as the connection is quiet, about a second for a
 player between moves. The garbage collector's young and middle passes visit
 everything that lives that long, twice, and with 10,000 connections these were
-half of what they visited (docs/performance.md, 2026-11-25). So a quiet
+half of what they visited (docs/performance.md, "The garbage collector"). So a quiet
 connection here holds nothing for its next message: a whole message goes from
 the protocol straight to its handler, or, while another is being handled, into
 a deque, whose first message goes to the handler once that one is done.
@@ -35,7 +35,7 @@ import asyncio
 import contextlib
 from collections import deque
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, final
 
 from websockets.asyncio.messages import MAX_FRAGMENTS
 from websockets.exceptions import ConnectionClosed
@@ -47,6 +47,7 @@ from websockets.streams import StreamReader
 from server.keepalive import SpreadPings
 
 
+@final  # never subclassed: ``type(handled) is Pending`` tells it from a coroutine
 class Pending:
     """A message that its handler goes on handling in callbacks, and says when it is done: what the next
     message of the connection waits for, in place of a future.
@@ -97,7 +98,7 @@ def _waiting_for_a_frame(protocol: ServerProtocol) -> bool:
     """Whether websockets' parser waits for a new frame: the server's parser, once the handshake is done,
     hands over to the frames' parser for good, which waits there. (Should websockets' parsers come to be
     laid out otherwise, this says no, and every frame goes through them.)"""
-    frames = protocol.parser.gi_yieldfrom
+    frames = getattr(protocol.parser, "gi_yieldfrom", None)  # typed as a Generator, made a generator
     return getattr(getattr(frames, "gi_yieldfrom", None), "gi_code", None) is _WAITING_FOR_A_FRAME
 
 
@@ -117,7 +118,7 @@ class KeptLists(ServerProtocol):
     write, and the new one then waits for the next read or write: a second, for a player between moves.
     The garbage collector's young and middle passes visit everything that lives that long, twice, and
     with 10,000 connections these empty lists were a third of what the largest of those passes visited
-    (docs/performance.md, 2026-11-25). Handing over a copy and emptying the list kept leaves only copies
+    (docs/performance.md). Handing over a copy and emptying the list kept leaves only copies
     that are gone once read.
     """
 
@@ -162,7 +163,7 @@ class Inbox(SpreadPings):
 
         A move is one masked text frame of some 60 bytes, and websockets' parser spent 13% of a move's
         bytecodes reading it (a generator per frame, a ``Frame`` made and checked, its reader's buffer
-        grown and cut; docs/performance.md, 2026-11-28). Here, while the parser waits for a new
+        grown and cut; docs/performance.md). Here, while the parser waits for a new
         frame with nothing buffered and no fragmented message is under way, each frame that says at its
         first two bytes that it is a whole text or binary message, masked, of at most 125 bytes, and is
         all in ``data``, is unmasked and handed over as ``process_event`` would hand over its ``Frame``.

@@ -23,7 +23,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Protocol, cast
 
 import msgspec
 
@@ -58,6 +58,7 @@ from server.match import (
 from server.matchlock import MatchLock
 from server.metrics import Metrics
 from server.protocol import (
+    AnyMatchEvent,
     BotStatus,
     BotStatusNote,
     Ended,
@@ -365,7 +366,7 @@ class MatchHost:
                     match_id=live.id,
                     log=live.log.id,
                     seq=match.seq,
-                    events=missed,
+                    events=cast("list[AnyMatchEvent]", missed),  # (the log holds only concrete events)
                     clocks_ms=match.clocks_ms(now),
                     clock_running=match.clock.running if match.clock and match.status == LIVE else None,
                     id=request_id,
@@ -1004,7 +1005,9 @@ class MatchHost:
         if self.matches.get(live.id) is live:
             del self.matches[live.id]
             for player in live.match.seats:
-                seated = self._seated.get(player.id) if player is not None else None
+                if player is None:
+                    continue
+                seated = self._seated.get(player.id)
                 if seated is not None:
                     seated.pop(live.id, None)
                     if not seated:

@@ -22,6 +22,7 @@ import re
 import shutil
 import socket
 import subprocess
+import tomllib
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import astuple, dataclass
 from pathlib import Path
@@ -31,6 +32,8 @@ from urllib.parse import urlsplit
 import aiomqtt
 import pytest
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 from support.services import missing, mosquitto_binary, wait_for_port
 
 from bots.fleet import new_fleet_id
@@ -47,6 +50,9 @@ from server.storage.engine import async_url
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = ROOT / "docker-compose.yml"
 DOCKERFILE = ROOT / "Dockerfile"
+LOCK = ROOT / "requirements.lock"
+"""The exact versions the image installs, made by ``make lock``."""
+PYPROJECT = ROOT / "pyproject.toml"
 MOSQUITTO_DIR = ROOT / "deploy" / "mosquitto"
 MOSQUITTO_CONF = MOSQUITTO_DIR / "mosquitto.conf"
 MOSQUITTO_ACL = MOSQUITTO_DIR / "acl"
@@ -161,16 +167,38 @@ def test_the_image_installs_the_project_beside_its_migrations() -> None:
         "bots/",
         "plyarena/",
         "pyproject.toml",
+        "requirements.lock",
+        "bench/",  # plyarena's command line imports the benchmarks' package
     } <= sources
     for source in sources:
         assert (ROOT / source).exists(), source
     workdirs = [arguments[0] for op, arguments in instructions if op == "WORKDIR"]
     assert workdirs[0] == "/app"  # sources and migrations together, so server/storage/migrate.py finds them
-    install = next(arguments for op, arguments in instructions if op == "RUN")
+    runs = [arguments for op, arguments in instructions if op == "RUN"]
+    assert runs[0] == ["pip", "install", "--require-hashes", "--no-deps", "-r", "requirements.lock"], runs[0]
+    install = runs[1]
     assert install[:3] == ["pip", "install", "-e"], install  # in place: the package stays beside migrations/
+    assert "--no-deps" in install, "everything else comes from the lock"
     assert ("ENTRYPOINT", ['["plyarena"]']) in instructions
     assert ("VOLUME", [f'["{DATA_DIR}"]']) in instructions and workdirs[-1] == DATA_DIR
     assert f"mkdir {DATA_DIR} && chown arena {DATA_DIR}" in DOCKERFILE.read_text(), "the volume is the user's"
+
+
+def test_the_lock_pins_every_dependency_at_a_version_that_pyproject_allows() -> None:
+    """requirements.lock is made from pyproject.toml by ``make lock``: this fails once a dependency there
+    changes and the lock was not made again."""
+    locked = dict(re.findall(r"^([A-Za-z0-9._-]+)==(\S+)", LOCK.read_text(), re.MULTILINE))
+    locked = {canonicalize_name(name): version for name, version in locked.items()}
+    pyproject = tomllib.loads(PYPROJECT.read_text())
+    wanted = [*pyproject["project"]["dependencies"], *pyproject["build-system"]["requires"]]
+    image = {"sys_platform": "linux", "platform_system": "Linux", "python_version": "3.11"}
+    for requirement in map(Requirement, wanted):
+        if requirement.marker is not None and not requirement.marker.evaluate(image):
+            continue
+        version = locked.get(canonicalize_name(requirement.name))
+        assert version is not None, f"{requirement.name} is not in requirements.lock: run make lock"
+        assert requirement.specifier.contains(version), f"{requirement}, the lock has {version}: make lock"
+    assert "--hash=sha256:" in LOCK.read_text(), "the image installs with --require-hashes"
 
 
 def test_docker_compose_accepts_the_file(docker_compose: str) -> None:

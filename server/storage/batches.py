@@ -173,11 +173,15 @@ async def apply_batch(connection: AsyncConnection, rows: Rows) -> None:
             await connection.execute(statement, params)
         elif exact_rowcount or len(params) == 1:
             if (await connection.execute(statement, params)).rowcount != len(params):
-                raise BatchMismatchError(f"{statement.table.name}: fewer than {len(params)} rows changed")
+                raise BatchMismatchError(
+                    f"{statement.table.description}: fewer than {len(params)} rows changed"
+                )
         else:  # PostgreSQL's drivers cannot count the rows of a multi-row update: one at a time
             for one in params:
                 if (await connection.execute(statement, one)).rowcount != 1:
-                    raise BatchMismatchError(f"{statement.table.name}: no row changed for {one['p_id']!r}")
+                    raise BatchMismatchError(
+                        f"{statement.table.description}: no row changed for {one['p_id']!r}"
+                    )
 
 
 Conversions = tuple[tuple[int, Callable[[Any], Any], Any], ...]

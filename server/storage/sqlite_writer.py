@@ -49,7 +49,7 @@ connections that leave checkpoints to SQLite: all but the writer's, whose :class
 them, and those rarely write (a batch retried one write at a time, a migration). That copy and the
 database's fsync run inside the COMMIT; a quarter of the pages makes each such stall shorter: the move
 round trip's p99 at 4,000 moves/s was lower in five runs of five against the default while the batches
-committed on the event loop (docs/performance.md, 2026-11-24)."""
+committed on the event loop (docs/performance.md, "SQLite's commits in a writer process")."""
 
 WAL_EAGER_PAGES = 1_000
 """WAL pages (4 MB) past which a checkpoint follows every commit again, until one catches up with the
@@ -137,7 +137,8 @@ def _bind_none_directly() -> None:
     registered for ``None`` ends the search at the first step; ``{}.get`` answers ``None`` for any
     value, in C. (It is process-wide, and changes nothing that is stored: NULL stays NULL.)
     """
-    sqlite3.register_adapter(type(None), {}.get)
+    nothing: dict[None, None] = {}
+    sqlite3.register_adapter(type(None), nothing.get)
 
 
 # --------------------------------------------------------------------- frames
@@ -234,7 +235,7 @@ def _lower_thread_priority() -> None:
 def serve(path: str, source: IO[bytes], sink: IO[bytes]) -> None:
     """The child's life: open ``path``, then commit each batch from ``source`` and answer on ``sink``."""
     try:
-        statements: Sequence[Statement] = _read_frame(source)  # type: ignore[assignment]
+        statements: Sequence[Statement] = _read_frame(source)  # type: ignore[assignment]  # unpickled: the parent sends these first
         connection = connect(path)
         connection.execute("PRAGMA wal_autocheckpoint = 0")  # the checkpointer's job
         checkpointer = Checkpointer(path)
@@ -249,7 +250,7 @@ def serve(path: str, source: IO[bytes], sink: IO[bytes]) -> None:
         sink.flush()
         while True:
             try:
-                batch: Batch = _read_frame(source)  # type: ignore[assignment]
+                batch: Batch = _read_frame(source)  # type: ignore[assignment]  # unpickled: every later frame is a batch
             except EOFError:
                 return
             try:
@@ -277,6 +278,16 @@ def main() -> None:
 
 Answered = Callable[[str | None], None]
 """Called with a batch's answer: ``None`` once it is committed, else why it was not."""
+
+
+def _settling(future: asyncio.Future[str | None]) -> Answered:
+    """An :data:`Answered` that settles ``future`` with the answer, unless it is already settled."""
+
+    def answered(answer: str | None) -> None:
+        if not future.done():
+            future.set_result(answer)
+
+    return answered
 
 
 class _Answers(asyncio.SubprocessProtocol):
@@ -357,7 +368,7 @@ class SqliteWriter:
         )
         self._transport, self._answers, self._exited = transport, answers, exited
         ready: asyncio.Future[str | None] = loop.create_future()
-        self._send(self._statements, lambda answer: ready.done() or ready.set_result(answer))
+        self._send(self._statements, _settling(ready))
         if (answer := await ready) is not None:
             await self._stop(kill=False)
             raise WriterError(answer)
@@ -373,7 +384,7 @@ class SqliteWriter:
         :class:`WriterError` if it was not committed."""
         await self.start()
         done: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
-        self.send(batch, lambda answer: done.done() or done.set_result(answer))
+        self.send(batch, _settling(done))
         if (answer := await done) is not None:
             raise WriterError(answer)
 
@@ -388,7 +399,7 @@ class SqliteWriter:
             answered("the SQLite writer process stopped")
             return
         self._answers.waiting.append(answered)
-        stdin.write(_frame(message))  # type: ignore[attr-defined]
+        stdin.write(_frame(message))  # type: ignore[attr-defined]  # typed BaseTransport; fd 0 is a write pipe
 
     async def _stop(self, *, kill: bool) -> None:
         transport, exited = self._transport, self._exited
