@@ -101,7 +101,7 @@ class Clock(msgspec.Struct, frozen=True, gc=False):
         return Clock(self.control, (first, second), next_seat, now)
 
     # No ``max(0, ...)`` below: a builtin that parses keyword arguments on every call, and a move asks
-    # these a few times (1.4% of its instructions, docs/performance.md, 2026-11-28).
+    # these a few times (1.4% of its instructions, docs/performance.md).
 
     def elapsed_ms(self, now: float) -> int:
         """How long the running clock has run; 0 when none runs."""

@@ -4,7 +4,7 @@ A match's id is the key of its row and the first column of its moves' key. Rando
 match's moves at a random place in that index, so that a commit of the flat-out window's thousands of
 moves rewrote pages all over it; ids that begin with their time keep the live matches together at the
 index's end, as UUIDv7 does for its rows: SQLite's writer committed a move for a quarter less CPU
-(docs/performance.md, 2026-11-29). Match ids are public (``/api/matches`` lists them); what no one may
+(docs/performance.md). Match ids are public (``/api/matches`` lists them); what no one may
 guess is a seat's token (:mod:`server.tokens`).
 """
 

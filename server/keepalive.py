@@ -7,8 +7,8 @@ it opened, whatever the connection is doing. Two things follow from that:
   at once; a load test's thousands) ping together for as long as they last:
   10,000 connections opened within 6 s gave some 1,700 pings a second for 6 s
   of every 20, a wave that took the server from some 0.65 of a core to 0.8 and
-  more at 5,000 moves a second and held moves back (docs/performance.md,
-  2026-11-24). So each connection keeps its own beat, one interval long, that
+  more at 5,000 moves a second and held moves back (docs/performance.md).
+  So each connection keeps its own beat, one interval long, that
   starts after a random part of an interval: 500 beats a second for 10,000
   connections, all the time.
 - A ping asks "are you there?", and a client that sent a frame since the last

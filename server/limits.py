@@ -50,7 +50,7 @@ rises while the survivors pile up in the young generation: at 1,000 it held 20,0
 when collected, and each young or middle collection stood still for 25 to 40 ms. At 200, with 5,000
 moves/s, there are some 330 young and 110 middle collections a second, of 0.02 and 0.09 ms (medians;
 p99 0.8 and 3.6 ms); the round trip's p99 went from 173 and 174 ms to 37 and 26 ms, and the time in the
-collector from 14 and 8% to 8 and 5% (A/B in turns, 2026-11-24 23:06 to 23:16). A middle collection
+collector from 14 and 8% to 8 and 5%. A middle collection
 visits every object that survived the young ones since the last, so it comes every 2 young ones, not 10.
 A full one, of everything since startup (the rest is frozen), comes some 8 minutes apart at that pace.
 See docs/performance.md."""

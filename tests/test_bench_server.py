@@ -20,16 +20,13 @@ import pytest
 from bench.loadgen.driver import split
 from bench.loadgen.recording import Pacing
 from bench.loadgen.report import (
-    RUNS_TITLE,
     Memory,
     ServerBenchReport,
     Spread,
     WindowResult,
     histogram_quantile,
     percentile,
-    previous_runs,
     render_markdown,
-    run_row,
 )
 from bench.loadgen.run import ServerBenchPlan, report_notes
 from bench.loadgen.target import parse_metrics, waiting_seconds
@@ -170,30 +167,32 @@ def test_the_windows_show_how_long_the_server_waited_for_a_core_where_the_kernel
     assert waiting_seconds(2**22 + 1) is None  # (above Linux's largest pid: no such process)
 
 
-def test_the_run_log_shows_the_round_trips_of_every_paced_window() -> None:
+def test_the_section_shows_every_paced_window_side_by_side() -> None:
     several = replace(
         report("2026-01-01 10:00 UTC"),
         windows=(window("paced 5/s", 5.0), window("paced 10/s", 10.0), window("flat-out", 40.0)),
     )
-    assert "| 5.0 / 10 / 40 | 2.0 / 5.0; 2.0 / 5.0 | 1.5; 1.5 |" in run_row(several)
-    assert "| 10 / 40 | 2.0 / 5.0 | 1.5 |" in run_row(report("2026-01-01 10:00 UTC"))
+    text = render_markdown(several)
+    assert "|  | echo | paced 5/s | paced 10/s | flat-out |" in text
+    assert "| round trip p50 / p95 / p99 / max ms | 2.0 / 4.0 / 5.0 / 6.0 | 2.0 / 4.0 / 5.0 / 6.0 |" in text
+    assert "| durable moves/s | - | 5.0 | 10 | 40 |" in text
 
 
-def test_every_run_adds_a_row_to_the_run_log_and_replaces_the_details() -> None:
-    first = render_markdown(report("2026-01-01 10:00 UTC"))
-    second = render_markdown(report("2026-01-02 10:00 UTC"), previous_section=first)
-
-    assert previous_runs(first) == [row for row in first.splitlines() if row.startswith("| 2026-01-01")]
-    rows = previous_runs(second)
-    assert [row.split(" | ")[0] for row in rows] == ["| 2026-01-01 10:00 UTC", "| 2026-01-02 10:00 UTC"]
-    assert second.count("### Latest run") == 1 and "### Latest run: 2026-01-02" in second
-    assert "| 40 |" in second or "40 " in rows[-1]  # the best window's durable moves per second
+def test_a_run_writes_its_own_figures_only_and_says_how_the_reference_ran() -> None:
+    text = render_markdown(report("2026-01-02 10:00 UTC"))
+    assert text.count("- Command: ") == 1 and "- Date: 2026-01-02 10:00 UTC" in text
+    assert "2026-01-01" not in text and "Every run" not in text  # (earlier runs live in git's history)
+    assert "| durable moves/s (best window) | 5,000 | 40 | **missed** |" in text
+    assert "- The reference of the ratio: in the same run, before the server, the same load" in text
+    assert "each connection at most once every 1000 ms" in text  # the echo window's pace
+    assert "ratio **4.00**" in text and "| durable moves/s over echoes/s | >= 0.5 | 4.00 | met |" in text
     assert report("x").echo_ratio == 4.0  # best durable moves/s over echoes/s
     assert report("x").server_memory.per_connection_kib == pytest.approx(0.1)
 
 
 SECTION_FIELDS = (
-    RUNS_TITLE,
+    "- Date: ",
+    "- The reference of the ratio: ",
     "### Targets",
     "connections held",
     "live matches",
@@ -230,7 +229,7 @@ def test_a_tiny_scripted_run_reports_every_figure(tmp_path: Path) -> None:
     command = "plyarena bench server --clients 20 --matches 10 --duration 2 --mode scripted"
     assert f"`{command} --rate 5 --rate 10`" in section
     assert "2 load-generator processes at nice 10 (the servers at 0)." in section
-    assert len(previous_runs(section)) == 1
+    assert section.count("- Command: ") == 1  # this run only
     assert "| connections held | 10,000 | 20 |" in section
 
 

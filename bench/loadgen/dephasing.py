@@ -3,7 +3,7 @@
 Started together and paced alike, thousands of matches would move in step: no
 game ends in the first seconds of play, then nearly all end within a few seconds
 of each other, each end starting a rematch at once. A game's end and its rematch's
-start cost the server as much as some five moves (docs/performance.md, 2026-11-24),
+start cost the server as much as some five moves (docs/performance.md),
 so the paced window's first seconds were cheaper than steady play (0.66 of a core at
 5,000 moves/s against 0.8 to 0.9 once games were ending) and its middle a wave of
 game ends that held every move back by 100 to 150 ms. A server that has hosted matches

@@ -3,7 +3,7 @@
 The load generators share the machine with the server they measure, and what they spend is taken from
 it. websockets' ``recv`` puts every message through an assembler and a queue, and every call makes
 three coroutines and a future: counted on the scripted players' side, their receive path took 1,473
-bytecodes a move, more than half the server's whole move (docs/benchmarks.md, 2026-11-28, 22:53). Here a
+bytecodes a move, more than half the server's whole move (docs/performance.md). Here a
 whole message goes from the protocol to a callback as soon as its last frame is parsed, as the server's
 inbox hands its own over (``server/inbox.py``). websockets still parses the frames, and answers pings
 and the close as ever.

@@ -38,7 +38,7 @@ def lower_priority(niceness: int) -> None:
 
     A process's own niceness weighs it only against the other processes of its session where the
     kernel groups sessions (``sched_autogroup_enabled``): the session's autogroup is what competes
-    with the server's, so it is made nicer too (docs/performance.md, 2026-11-29).
+    with the server's, so it is made nicer too (docs/performance.md, "Measuring on a shared machine").
     """
     if niceness <= 0:
         return

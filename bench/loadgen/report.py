@@ -26,7 +26,6 @@ TARGET_MOVES_PER_S = 5_000.0
 TARGET_P99_MS = 50.0
 TARGET_ECHO_RATIO = 0.5
 SECTION_TITLE = "## Server: connections, live matches, durable moves, against a raw websockets echo"
-RUNS_TITLE = "### Every run"
 
 
 @dataclass(frozen=True, slots=True)
@@ -385,51 +384,8 @@ WINDOW_ROWS: tuple[tuple[str, Callable[[WindowResult], str]], ...] = (
 """The rows of the windows table: a label and how to show it for one window."""
 
 
-def run_row(report: ServerBenchReport) -> str:
-    """The run as one row of the run log."""
-    paced = report.paced
-    rates = " / ".join(_rate(window.durable_moves_per_s) for window in report.windows)
-    cells = (
-        report.date,
-        f"`{report.command}`",
-        report.backend,
-        f"{report.connections_held:,}",
-        _count(paced.live_matches),
-        rates,
-        "; ".join(f"{_ms(w.round_trips_ms.p50)} / {_ms(w.round_trips_ms.p99)}" for w in report.paced_windows),
-        "; ".join("-" if w.server_lag_ms is None else _ms(w.server_lag_ms[1]) for w in report.paced_windows),
-        f"{report.server_memory.per_connection_kib:.1f}",
-        _rate(report.echo.answered_per_s),
-        f"{report.echo_ratio:.2f}",
-        " / ".join(f"{window.other_cpu:.2f}" for window in report.windows),
-    )
-    return "| " + " | ".join(cells) + " |"
-
-
-RUNS_HEADER = (
-    "| date | command | db | connections | live matches | durable moves/s (each window) "
-    "| round trip p50 / p99 ms | loop lag p99 ms | KiB per connection | echoes/s | ratio "
-    "| other processes' CPU (each window) |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|---|"
-)
-
-
-def previous_runs(section: str | None) -> list[str]:
-    """The run-log rows of an earlier version of this section, oldest first."""
-    if not section or RUNS_TITLE not in section:
-        return []
-    rows = []
-    for line in section.split(RUNS_TITLE, 1)[1].splitlines()[1:]:
-        if line.startswith("###"):
-            break
-        if line.startswith("| ") and not line.startswith("| date ") and not line.startswith("|---"):
-            rows.append(line)
-    return rows
-
-
-def render_markdown(report: ServerBenchReport, previous_section: str | None = None) -> str:
-    """The server section of docs/benchmarks.md: every run so far in one table, then this run in full."""
-    runs = [*previous_runs(previous_section), run_row(report)]
+def render_markdown(report: ServerBenchReport) -> str:
+    """The server section of docs/benchmarks.md: this run, in full. (Earlier runs are in git's history.)"""
     paced = report.paced
     windows = ", then ".join(f"*{window.name}* ({_describe_pace(window)})" for window in report.windows)
     parts = [
@@ -437,29 +393,27 @@ def render_markdown(report: ServerBenchReport, previous_section: str | None = No
         "",
         "`plyarena bench server` starts `plyarena serve` as its own process and drives it from "
         "load-generator processes (each its own event loop and thousands of WebSocket connections). "
-        "Before that, the same load generators drive a minimal websockets echo server in its own "
-        "process: the baseline. Rows of this table are appended by each run that writes this file; "
-        "each window's *durable moves/s* counts moves committed to the database "
-        "(`plyarena_moves_total`); round trips and loop lag are the paced windows' (several separated by "
-        "semicolons). The machine is "
-        "shared: the last column is the CPU (in cores, of 2) that other processes and the kernel used "
+        "Each window's *durable moves/s* counts moves committed to the database "
+        "(`plyarena_moves_total`); round trips are the clients' own, from sending a move to reading "
+        "its reply. The machine is shared: *other CPU* is what other processes and the kernel used "
         "meanwhile, which the server and its clients could not.",
-        "",
-        RUNS_TITLE,
-        "",
-        RUNS_HEADER,
-        *runs,
-        "",
-        f"### Latest run: {report.date}",
         "",
         f"- Command: `{report.command}`",
         f"- Machine: {report.machine}",
+        f"- Date: {report.date}",
         f"- Mode: {report.mode}; {report.clients:,} clients, {report.matches:,} matches of "
         f"{report.game} ({report.time_control}), database {report.backend}, "
         f"{report.processes} load-generator processes{_nicer(report.loadgen_niceness)}.",
         f"- Windows: echo baseline, then {windows}; each measured after a warm-up.",
         f"- Connections: {report.connections_held:,} held after {report.connect_seconds:.1f} s of "
         f"connecting; {report.live_at_start:,} matches live before the first window.",
+        "- The reference of the ratio: in the same run, before the server, the same load generators "
+        f"open {report.clients:,} connections to a minimal websockets echo server (websockets' own "
+        "example: each message sent back), in a process of its own on the same event loop and at the "
+        f"server's priority, and on {report.matches:,} of them send a frame of a move's size and shape "
+        "and wait for its echo, each connection at most once every "
+        f"{report.echo.interval_s * 1000:.0f} ms; the ratio is the best window's durable moves/s over "
+        "those echoes/s.",
         f"- Quoted from this run: round trip median {_ms(paced.round_trips_ms.p50)} ms and p99 "
         f"{_ms(paced.round_trips_ms.p99)} ms at {_rate(paced.durable_moves_per_s)} durable moves/s; "
         f"best {_rate(report.best_moves_per_s)} durable moves/s against "

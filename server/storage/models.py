@@ -93,7 +93,7 @@ class UTCDateTime(TypeDecorator[datetime]):
             if value.tzinfo is not UTC:  # (the server's own timestamps are: no conversion to call)
                 value = _in_utc(value)
             # The text to the second is made once a second: the whole of it, by ``isoformat``, took 5%
-            # of a move's instructions (docs/performance.md, 2026-11-28).
+            # of a move's instructions (docs/performance.md).
             start, end, text = last[0]
             if not start <= value < end:
                 start = value.replace(microsecond=0)

@@ -7,7 +7,7 @@ can be handed to any coroutine safely.
 They are ``msgspec`` structs rather than dataclasses, as are the match's effects
 and clock: a frozen dataclass's ``__init__`` sets each field through
 ``object.__setattr__``, a struct's is in C, and a move makes several of each
-(docs/performance.md, "Instructions on the move path"). Holding values only,
+(docs/performance.md, "msgspec from the wire to the rows"). Holding values only,
 none can close a reference cycle, so none is tracked by the garbage collector.
 """
 
