@@ -28,7 +28,9 @@ or when the same position (pieces and side to move) occurs for the third time.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from itertools import pairwise, product
+from typing import TypeGuard
 
 import msgspec
 
@@ -67,7 +69,7 @@ def _coordinates(index: int) -> tuple[int, int]:
     return row, 2 * offset + (1 - row % 2)
 
 
-def _row_table(starts_light: bool) -> dict[tuple[int, int, int, int], str]:
+def _row_table(starts_light: bool) -> dict[tuple[int, ...], str]:
     """Every row of :meth:`Checkers.grid`, keyed by its four squares' bits in each kind of piece."""
     table = {}
     for pieces in product(".xoXO", repeat=4):
@@ -139,7 +141,7 @@ MAN_JUMPS = (_jump_table((1,)), _jump_table((-1,)))
 KING_JUMPS = _jump_table((1, -1))
 
 
-def _sources(offset: int, table: dict[Path, object]) -> int:
+def _sources(offset: int, table: Mapping[Path, object]) -> int:
     """Squares from which adding ``offset`` to the bit index is a step (or jump) of ``table``."""
     return sum(bit(origin) for origin, target in table if target - origin == offset)
 
@@ -153,7 +155,9 @@ def _step_shifts(direction: int) -> tuple[tuple[int, int, dict[int, Path]], ...]
     shifts = []
     for shift in (3, 4, 5):
         sources = _sources(direction * shift, STEPS)
-        moves = {bit(a + direction * shift): (a, a + direction * shift) for a in squares_of(sources)}
+        moves: dict[int, Path] = {
+            bit(a + direction * shift): (a, a + direction * shift) for a in squares_of(sources)
+        }
         shifts.append((sources, shift, moves))
     return tuple(shifts)
 
@@ -238,26 +242,12 @@ class Checkers(msgspec.Struct, frozen=True, gc=False):
         Ranges such as ``B1-12`` are accepted. The draw counters start from zero.
         Raises ``ValueError`` naming the text if it is not a position.
         """
-        fields = text.strip().upper().split(":")
-        if len(fields) != 3 or fields[0] not in ("B", "W"):
-            raise ValueError(f"bad FEN {text!r}: expected '<B|W>:W<squares>:B<squares>'")
+        turn, sides = _fen_fields(text)
         men, kings, occupied = [0, 0], [0, 0], 0
-        sides = [_FEN_SIDE.fullmatch(field) for field in fields[1:]]
-        if None in sides or {side[1] for side in sides} != {"B", "W"}:
-            raise ValueError(f"bad FEN {text!r}: expected White's and Black's pieces once each")
-        for match in sides:
-            seat = BLACK if match[1] == "B" else WHITE
-            for item in match[2].split(",") if match[2] else ():
-                king = item.startswith("K")
-                first, _, last = item.removeprefix("K").partition("-")
-                for square in range(int(first), int(last or first) + 1):
-                    if square not in SQUARES or occupied & bit(square):
-                        raise ValueError(f"bad FEN {text!r}: square {square} is off the board or repeated")
-                    if not king and bit(square) & CROWN_ROW[seat]:
-                        raise ValueError(f"bad FEN {text!r}: a {SIDES[seat]} man on {square} would be a king")
-                    occupied |= bit(square)
-                    (kings if king else men)[seat] |= bit(square)
-        return cls((men[0], men[1]), (kings[0], kings[1]), BLACK if fields[0] == "B" else WHITE)
+        for seat, listed in sides:
+            men[seat], kings[seat] = _fen_pieces(text, seat, listed, occupied)
+            occupied |= men[seat] | kings[seat]
+        return cls((men[0], men[1]), (kings[0], kings[1]), turn)
 
     def fen(self) -> str:
         """The position in PDN FEN, White's pieces first as in most published diagrams."""
@@ -352,102 +342,147 @@ class Checkers(msgspec.Struct, frozen=True, gc=False):
         return moves
 
     def play(self, move: Path) -> Checkers:
-        after = self._follow(move)
-        if isinstance(after, str):
-            outcome = self.outcome()
-            raise IllegalMoveError(move, f"the game is over ({outcome.reason})" if outcome else after)
-        return after
+        """The position after ``move``, a step or a capture by the side to move.
 
-    def _follow(self, move: Path) -> Checkers | str:
-        """The position after ``move`` if it is legal, else why it is not.
-
-        Checks the move hop by hop against the bitboards instead of generating
-        every legal move, which keeps :meth:`play` cheap for the search.
+        Raises :class:`IllegalMoveError` naming what is wrong with the move, or that the game is over.
+        The move is checked hop by hop against the bitboards rather than looked up among every legal
+        move, which keeps :meth:`play` cheap for the search.
         """
         if self.quiet_plies >= 8 and self._draw_reason() is not None:
-            return "the game is drawn"
+            raise self._refusal(move, "the game is drawn")
         if type(move) is not tuple or len(move) < 2:
-            return _not_a_path(move)
+            raise self._refusal(move, _not_a_path(move))
         try:
-            step = STEPS.get(move)
+            direction = STEPS.get(move)
             origin = _BIT.get(move[0])
         except TypeError:  # unhashable parts
             origin = None
         if origin is None:
-            return _not_a_path(move)
+            raise self._refusal(move, _not_a_path(move))
+        if direction is None:
+            return self._capture(move, origin)
+        return self._step(move, origin, direction)
+
+    def _step(self, move: Path, origin: int, direction: int) -> Checkers:
+        """The position after the diagonal step ``move`` from the bit ``origin`` in row ``direction``: a
+        king's either way, a man's forward, to an empty square, and only when no piece can capture."""
         turn = self.turn
         men, kings = self.men[turn], self.kings[turn]
-        opponent_men, opponent_kings = self.men[1 - turn], self.kings[1 - turn]
-        opponents = opponent_men | opponent_kings
-        empty = FULL ^ (men | kings | opponents)
+        opponents = self.men[1 - turn] | self.kings[1 - turn]
         king = origin & kings
         if not (king or origin & men):
-            if origin & opponents:
-                return f"square {move[0]} holds a {SIDES[1 - turn]} piece, not one of {SIDES[turn]}'s"
-            return f"square {move[0]} is empty"
+            raise self._refusal(move, self._no_piece_on(move[0]))
+        if not king and direction != FORWARD[turn]:
+            raise self._refusal(move, "men move forward only")
+        target = _BIT[move[1]]
+        empty = FULL ^ (men | kings | opponents)
+        if not target & empty:
+            raise self._refusal(move, f"square {move[1]} is occupied")
+        down, up = (men | kings, kings) if turn == BLACK else (kings, men | kings)
+        if jumpers(down, up, opponents, empty):
+            raise self._refusal(move, "a capture is compulsory")
+        return self._after_step(origin, target, king)
 
-        if step is not None:
-            target = _BIT[move[1]]
-            if not king and step != FORWARD[turn]:
-                return "men move forward only"
-            if not target & empty:
-                return f"square {move[1]} is occupied"
-            down, up = (men | kings, kings) if turn == BLACK else (kings, men | kings)
-            if jumpers(down, up, opponents, empty):
-                return "a capture is compulsory"
-            if king:
-                kings ^= origin | target
-                quiet, earlier = self.quiet_plies + 1, (*self.earlier_keys, self.key())
-            else:
-                men ^= origin | target
-                if target & CROWN_ROW[turn]:
-                    men ^= target
-                    kings |= target
-                quiet, earlier = 0, ()
-            ply = self.ply + 1
-            if turn == BLACK:
-                return Checkers((men, self.men[1]), (kings, self.kings[1]), WHITE, ply, quiet, earlier)
-            return Checkers((self.men[0], men), (self.kings[0], kings), BLACK, ply, quiet, earlier)
+    def _after_step(self, origin: int, target: int, king: int) -> Checkers:
+        """The position after a checked step between two bits: a king's counts towards the draw rules,
+        a man's cannot be undone and starts them over (and crowns it on the far row)."""
+        turn = self.turn
+        men, kings = self.men[turn], self.kings[turn]
+        if king:
+            kings ^= origin | target
+            quiet, earlier = self.quiet_plies + 1, (*self.earlier_keys, self.key())
+        else:
+            men ^= origin | target
+            if target & CROWN_ROW[turn]:
+                men ^= target
+                kings |= target
+            quiet, earlier = 0, ()
+        ply = self.ply + 1
+        if turn == BLACK:
+            return Checkers((men, self.men[1]), (kings, self.kings[1]), WHITE, ply, quiet, earlier)
+        return Checkers((self.men[0], men), (self.kings[0], kings), BLACK, ply, quiet, earlier)
 
-        empty |= origin  # the capturing piece has left its square
-        forward, crown_row = FORWARD[turn], CROWN_ROW[turn]
+    def _capture(self, move: Path, origin: int) -> Checkers:
+        """The position after the capture ``move`` from the bit ``origin``: every hop a jump over an
+        opponent's piece, and no jump left at the end unless a man has just been crowned."""
+        turn = self.turn
+        men, kings = self.men[turn], self.kings[turn]
+        opponents = self.men[1 - turn] | self.kings[1 - turn]
+        king = origin & kings
+        if not (king or origin & men):
+            raise self._refusal(move, self._no_piece_on(move[0]))
+        empty = FULL ^ (men | kings | opponents) | origin  # the capturing piece has left its square
+        captured = self._jumped(move, origin, king, opponents, empty)
+        target = _BIT[move[-1]]
+        crowned = not king and target & CROWN_ROW[turn]
+        if not crowned and self._can_jump(target, king, opponents ^ captured, empty):
+            raise self._refusal(move, f"jump incomplete: the piece must go on capturing from {move[-1]}")
+        return self._after_capture(origin, target, captured, king)
+
+    def _jumped(self, move: Path, origin: int, king: int, opponents: int, empty: int) -> int:
+        """The bitboard of the pieces ``move`` jumps, each hop checked in turn: a jump, forward for a
+        man that is not crowned yet, over an opponent's piece not jumped already, to an empty square."""
+        forward, crown_row = FORWARD[self.turn], CROWN_ROW[self.turn]
         captured = 0
         target = origin
         for hop in pairwise(move):
             found = JUMPS.get(hop)
             if found is None:
-                return _not_a_path(move)
+                raise self._refusal(move, _not_a_path(move))
             if target & crown_row and not king:
-                return f"the man is crowned on {hop[0]} and the move ends there"
+                raise self._refusal(move, f"the man is crowned on {hop[0]} and the move ends there")
             jumped, direction = found
             target = _BIT[hop[1]]
             if not king and direction != forward:
-                return "men capture forward only"
+                raise self._refusal(move, "men capture forward only")
             if jumped & captured:
-                return f"the piece on {squares_of(jumped)[0]} cannot be captured twice"
+                raise self._refusal(move, f"the piece on {squares_of(jumped)[0]} cannot be captured twice")
             if not jumped & opponents:
-                return f"no {SIDES[1 - turn]} piece to capture on {squares_of(jumped)[0]}"
+                raise self._refusal(
+                    move, f"no {SIDES[1 - self.turn]} piece to capture on {squares_of(jumped)[0]}"
+                )
             if not target & empty:
-                return f"square {hop[1]} is occupied"
+                raise self._refusal(move, f"square {hop[1]} is occupied")
             captured |= jumped
-        crowned = not king and target & crown_row
-        if not crowned:
-            remaining = opponents ^ captured
-            for jumped, landing, _, _ in (KING_JUMPS if king else MAN_JUMPS[turn])[target.bit_length() - 1]:
-                if jumped & remaining and landing & empty:
-                    return f"jump incomplete: the piece must go on capturing from {move[-1]}"
+        return captured
+
+    def _can_jump(self, square: int, king: int, opponents: int, empty: int) -> bool:
+        """Whether the piece on the bit ``square`` (a king if ``king``) can jump one of ``opponents``."""
+        jumps = KING_JUMPS if king else MAN_JUMPS[self.turn]
+        for jumped, landing, _, _ in jumps[square.bit_length() - 1]:
+            if jumped & opponents and landing & empty:
+                return True
+        return False
+
+    def _after_capture(self, origin: int, target: int, captured: int, king: int) -> Checkers:
+        """The position after a checked capture from ``origin`` to ``target`` that took ``captured``
+        (bitboards): the count of quiet plies starts over, and a man that reached the far row is crowned."""
+        turn = self.turn
+        men, kings = self.men[turn], self.kings[turn]
         if king:
             kings = (kings ^ origin) | target  # a king's jumps may end on the square they started from
-        elif crowned:
+        elif target & CROWN_ROW[turn]:
             men ^= origin
             kings |= target
         else:
             men ^= origin | target
-        opponent_men &= ~captured
-        opponent_kings &= ~captured
+        opponent_men = self.men[1 - turn] & ~captured
+        opponent_kings = self.kings[1 - turn] & ~captured
         if turn == BLACK:
             return Checkers((men, opponent_men), (kings, opponent_kings), WHITE, self.ply + 1)
         return Checkers((opponent_men, men), (opponent_kings, kings), BLACK, self.ply + 1)
+
+    def _no_piece_on(self, square: int) -> str:
+        """Why the side to move cannot move from ``square``: it is empty or holds the opponent's piece."""
+        turn = self.turn
+        if _BIT[square] & (self.men[1 - turn] | self.kings[1 - turn]):
+            return f"square {square} holds a {SIDES[1 - turn]} piece, not one of {SIDES[turn]}'s"
+        return f"square {square} is empty"
+
+    def _refusal(self, move: object, reason: str) -> IllegalMoveError:
+        """The error refusing ``move`` for ``reason``; once the game is over, that is the reason given."""
+        outcome = self.outcome()
+        return IllegalMoveError(move, reason if outcome is None else f"the game is over ({outcome.reason})")
 
     def crowns(self, move: Path) -> bool:
         """Whether ``move`` (legal here) crowns a man."""
@@ -455,38 +490,30 @@ class Checkers(msgspec.Struct, frozen=True, gc=False):
 
     def parse_move(self, text: str) -> Path:
         """The legal move named by PDN ``text``: ``11-15``, ``22x15x8``, or ``22x8`` when unambiguous."""
-        match = _NOTATION.fullmatch(text.strip().lower()) if isinstance(text, str) else None
-        if match is None:
-            raise IllegalMoveError(text, "expected PDN square numbers such as 11-15 or 22x15x8")
-        if match[2]:
-            path = (int(match[1]), int(match[3]))
-        else:
-            path = (int(match[1]), *(int(square) for square in match[4].split("x")[1:]))
-        for square in path:
-            if square not in SQUARES:
-                raise IllegalMoveError(text, f"there is no square {square}: squares are numbered 1-32")
-        if match[2] and path not in STEPS:
-            hint = " (captures are written with x)" if path in JUMPS else ""
-            raise IllegalMoveError(text, f"{path[0]} to {path[1]} is not a diagonal step{hint}")
-        if not match[2] and len(path) == 2 and path in STEPS:
-            step = f"{path[0]}-{path[1]}"
-            raise IllegalMoveError(text, f"{path[0]} to {path[1]} is a step, not a capture: write {step}")
-        after = self._follow(path)
-        if not isinstance(after, str):
-            return path
-        if not match[2] and len(path) == 2:
-            same_ends = [
-                move for move in self.legal_moves() if (move[0], move[-1]) == path and is_capture(move)
-            ]
-            if len(same_ends) == 1:
-                return same_ends[0]
-            if same_ends:
-                paths = ", ".join(self.format_move(m) for m in same_ends)
-                raise IllegalMoveError(text, f"ambiguous: {paths} all capture from {path[0]} to {path[1]}")
-            if after == _path_problem(path):  # the right piece, but no jump and no capture between the ends
-                after = f"no legal capture goes from {path[0]} to {path[1]}"
-        outcome = self.outcome()
-        raise IllegalMoveError(text, f"the game is over ({outcome.reason})" if outcome else after)
+        path = _pdn_path(text)
+        try:
+            self.play(path)
+        except IllegalMoveError as error:
+            if len(path) == 2 and path not in STEPS:  # a capture written by its ends
+                return self._capture_between(text, path, error.reason)
+            raise IllegalMoveError(text, error.reason) from None
+        return path
+
+    def _capture_between(self, text: str, ends: Path, reason: str) -> Path:
+        """The one legal capture from ``ends[0]`` to ``ends[1]``, for PDN's short form ``22x8``.
+
+        Raises :class:`IllegalMoveError` naming ``text`` if more captures than one join the ends, or none
+        does (``reason`` says why ``ends`` is no move itself).
+        """
+        same_ends = [move for move in self.legal_moves() if (move[0], move[-1]) == ends and is_capture(move)]
+        if len(same_ends) == 1:
+            return same_ends[0]
+        if same_ends:
+            paths = ", ".join(self.format_move(move) for move in same_ends)
+            raise IllegalMoveError(text, f"ambiguous: {paths} all capture from {ends[0]} to {ends[1]}")
+        if reason == _path_problem(ends):  # the right piece, but no jump and no capture between the ends
+            reason = f"no legal capture goes from {ends[0]} to {ends[1]}"
+        raise IllegalMoveError(text, reason)
 
     def format_move(self, move: Path) -> str:
         """PDN with the full path: ``11-15`` or ``22x15x8``; the move need not be legal here."""
@@ -548,7 +575,7 @@ def _extend_captures(
 
 def _path_problem(move: object) -> str | None:
     """Why ``move`` is not a path of squares a piece could follow, or ``None`` if it is one."""
-    if type(move) is not tuple or len(move) < 2 or not all(type(s) is int and s in SQUARES for s in move):
+    if not _is_squares(move):
         return "not a move: expected a tuple of at least two squares 1-32"
     if move in STEPS:
         return None
@@ -560,8 +587,81 @@ def _path_problem(move: object) -> str | None:
     return None
 
 
+def _is_squares(move: object) -> TypeGuard[Path]:
+    """Whether ``move`` is a tuple of at least two square numbers."""
+    return type(move) is tuple and len(move) >= 2 and all(type(s) is int and s in SQUARES for s in move)
+
+
 def _not_a_path(move: object) -> str:
     return _path_problem(move) or "not a move"
+
+
+def _pdn_path(text: str) -> Path:
+    """The squares PDN ``text`` names, origin first, checked as far as the text alone allows.
+
+    Raises :class:`IllegalMoveError` naming ``text`` if it is not PDN, names a square off the board,
+    writes as a step what is no diagonal step, or writes a step as a capture.
+    """
+    match = _NOTATION.fullmatch(text.strip().lower()) if isinstance(text, str) else None
+    if match is None:
+        raise IllegalMoveError(text, "expected PDN square numbers such as 11-15 or 22x15x8")
+    if match[2]:
+        path = _on_board(text, (int(match[1]), int(match[3])))
+        if path not in STEPS:
+            hint = " (captures are written with x)" if path in JUMPS else ""
+            raise IllegalMoveError(text, f"{path[0]} to {path[1]} is not a diagonal step{hint}")
+        return path
+    path = _on_board(text, (int(match[1]), *(int(square) for square in match[4].split("x")[1:])))
+    if path in STEPS:
+        step = f"{path[0]}-{path[1]}"
+        raise IllegalMoveError(text, f"{path[0]} to {path[1]} is a step, not a capture: write {step}")
+    return path
+
+
+def _on_board(text: str, path: Path) -> Path:
+    """``path``, read from ``text``; raises :class:`IllegalMoveError` naming a square it has off the board."""
+    for square in path:
+        if square not in SQUARES:
+            raise IllegalMoveError(text, f"there is no square {square}: squares are numbered 1-32")
+    return path
+
+
+def _fen_fields(text: str) -> tuple[int, list[tuple[int, str]]]:
+    """The side to move of FEN ``text`` and, per side as listed, its seat and its list of pieces.
+
+    Raises ``ValueError`` naming ``text`` unless it has three fields: the side to move, then each
+    side's pieces once.
+    """
+    fields = text.strip().upper().split(":")
+    if len(fields) != 3 or fields[0] not in ("B", "W"):
+        raise ValueError(f"bad FEN {text!r}: expected '<B|W>:W<squares>:B<squares>'")
+    sides = [side for side in map(_FEN_SIDE.fullmatch, fields[1:]) if side is not None]
+    if len(sides) != 2 or {side[1] for side in sides} != {"B", "W"}:
+        raise ValueError(f"bad FEN {text!r}: expected White's and Black's pieces once each")
+    return "BW".index(fields[0]), [("BW".index(side[1]), side[2] or "") for side in sides]
+
+
+def _fen_pieces(text: str, seat: int, listed: str, occupied: int) -> tuple[int, int]:
+    """The bitboards of the men and kings that ``listed`` (such as ``18,24,K10`` or ``1-12``) gives
+    ``seat``, on squares not ``occupied`` already.
+
+    Raises ``ValueError`` naming ``text`` for a square off the board or repeated, or a man where it
+    would be a king.
+    """
+    men = kings = 0
+    for item in listed.split(",") if listed else ():
+        king = item.startswith("K")
+        first, _, last = item.removeprefix("K").partition("-")
+        for square in range(int(first), int(last or first) + 1):
+            if square not in SQUARES or (occupied | men | kings) & bit(square):
+                raise ValueError(f"bad FEN {text!r}: square {square} is off the board or repeated")
+            if king:
+                kings |= bit(square)
+            elif bit(square) & CROWN_ROW[seat]:
+                raise ValueError(f"bad FEN {text!r}: a {SIDES[seat]} man on {square} would be a king")
+            else:
+                men |= bit(square)
+    return men, kings
 
 
 RULES = Game(

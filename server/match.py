@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 import msgspec
 from msgspec.structs import replace
@@ -24,7 +24,7 @@ from server import protocol
 from server.clock import Clock, TimeControl
 from server.errors import ErrorCode, ProtocolError
 from server.protocol import EngineInfo, MatchEvent, MatchOptions, PlayerInfo
-from server.storage.records import MatchRecord
+from server.storage.records import MatchRecord, MoveRecord, SeatRecord
 from server.text import clean_text
 
 CHAT_KEPT = 50
@@ -158,49 +158,25 @@ class Match(msgspec.Struct, frozen=True, gc=False):
         of an earlier one (a client keeps chat lines by number; it gets a full
         state anyway, from the restarted server's new event log).
         """
-        options = protocol.MatchOptions(
-            time_control=record.options.get("time_control", "untimed"),
-            visibility=record.options.get("visibility", "public"),
-            bot=protocol.BotRequest(**record.options["bot"]) if record.options.get("bot") else None,
-        )
-        match = cls.open(record.id, game, options, grace_s)
-        seats: list[PlayerInfo | None] = [None, None]
-        for seat in record.seats:
-            seats[seat.seat] = PlayerInfo(id=seat.player_id, name=seat.player_name, bot=seat.is_bot)
-        positions = list(match.positions)
+        match = cls.open(record.id, game, _stored_options(record.options), grace_s)
         stored_moves = sorted(record.moves, key=lambda m: m.ply)
-        for move in stored_moves:
-            positions.append(positions[-1].play(positions[-1].parse_move(move.notation)))
-        clock = None
-        if match.control is not None and record.status != OPEN:  # (an open match's clocks come at its start)
-            stored = stored_moves[-1].clocks_ms if stored_moves else None
-            clock = Clock(match.control, stored) if stored else Clock.new(match.control)
-            if record.status == LIVE:
-                clock = clock.start(positions[-1].turn, now)
+        moves = tuple(move.notation for move in stored_moves)
+        positions = game.history(moves)
+        seats = _stored_seats(record.seats)
         over = record.status in (FINISHED, ABORTED)
-        result = None
-        if over:
-            result = protocol.MatchResult(
-                status=record.status, winner=record.winner, reason=record.reason or ""
-            )
         absent = tuple(now if player is not None and not over else None for player in seats)
         return replace(
             match,
             status=record.status,
-            seats=(seats[0], seats[1]),
+            seats=seats,
             positions=tuple(positions),
-            moves=tuple(move.notation for move in stored_moves),
-            clock=clock,
+            moves=moves,
+            clock=match._restored_clock(record.status, stored_moves, positions[-1].turn, now),
             turn_started=now if record.status == LIVE else None,
-            result=result,
+            result=_stored_result(record) if over else None,
             absent_since=(absent[0], absent[1]),
             rematch_id=record.rematch_id,
-            chat_lines=tuple(
-                protocol.ChatLine(
-                    match_id=record.id, seq=line.seq, seat=line.seat, name=line.name, text=line.text
-                )
-                for line in record.chat[-CHAT_KEPT:]
-            ),
+            chat_lines=_stored_chat(record),
             seq=max((line.seq for line in record.chat), default=0),
         )
 
@@ -325,73 +301,17 @@ class Match(msgspec.Struct, frozen=True, gc=False):
 
     def move(self, player_id: str, ply: int, text: str, engine: EngineInfo | None, now: float) -> Step:
         """Play ``text`` for the player, answering ``ply``; a repeat of the move at that ply is a no-op."""
-        seat = self.seat_of(player_id)  # (:meth:`_require_seat` written out: every move asks)
-        if seat is None:
-            raise self._not_a_player()
-        played = len(self.moves)
-        if ply < played and self._played(ply, seat, text):
+        seat = self._require_seat(player_id)
+        if ply < len(self.moves) and self._played(ply, seat, text):
             return Step(self, duplicate=True)
-        if self.status != LIVE:  # (a live match is neither open nor over: no call to say so)
-            self._require_live()
-        if self.clock is not None and self.clock.flagged(now) is not None:
-            raise ProtocolError(ErrorCode.MATCH_OVER, f"time ran out in match {self.id}")
+        self._require_turn(seat, ply, now)
         position = self.positions[-1]
-        if position.turn != seat:
-            raise ProtocolError(
-                ErrorCode.NOT_YOUR_TURN, f"it is seat {position.turn}'s turn in match {self.id}"
-            )
-        if ply != played:
-            raise ProtocolError(
-                ErrorCode.STALE_PLY, f"match {self.id} is at ply {played}; your move answers ply {ply}"
-            )
         try:
             chosen = position.parse_move(text)
             after = position.play(chosen)
         except IllegalMoveError as error:
             raise ProtocolError(ErrorCode.ILLEGAL_MOVE, f"{text!r}: {error.reason}") from None
-        notation = position.format_move(chosen)
-        thought = round((now - self.turn_started) * 1000) if self.turn_started is not None else 0
-        think_ms = 0 if thought < 0 else thought if thought < MAX_THINK_MS else MAX_THINK_MS  # (see Clock)
-        outcome = after.outcome()
-        finish = None if outcome is None else Finish(FINISHED, outcome.winner, outcome.reason)
-        clock = self.clock
-        if clock is not None:
-            clock = clock.press(after.turn, now)
-            if finish is not None:
-                clock = clock.stop(now)
-        # A move that does not end the game is numbered here, so that its match is made once (most moves);
-        # one that does is numbered with the game's end, in :meth:`_closing_step`.
-        seq = self.seq + 1 if finish is None else self.seq
-        match = replace(
-            self,
-            positions=(*self.positions, after),
-            moves=(*self.moves, notation),
-            clock=clock,
-            turn_started=now,
-            draw_offer=None if self.draw_offer == 1 - seat else self.draw_offer,
-            seq=seq,
-        )
-        # Both times as they stand now: the clock just pressed (or stopped) has run for no time yet.
-        clocks = None if clock is None else clock.remaining_ms
-        moved = protocol.Moved(
-            match_id=self.id,
-            seq=seq if finish is None else 0,
-            ply=ply,
-            seat=seat,
-            move=notation,
-            think_ms=think_ms,
-            clocks_ms=clocks,
-            board=after.grid(),
-            legal=tuple(after.legal_notation()),
-            # A bot's search is kept from everyone until the game is over: its opponent would read the
-            # bot's plan (stored with the move, it is in the record once the match is over).
-            engine=engine if finish is not None else None,
-        )
-        saved = SaveMove(ply, seat, notation, think_ms, clocks, engine, finish)
-        if finish is None:
-            return Step(match, (moved,), (saved,))
-        match, ended = match._end(finish, now)
-        return match._closing_step((moved, ended), (saved,), now)
+        return self._advance(seat, ply, position.format_move(chosen), after, engine, now)
 
     def resign(self, player_id: str, now: float) -> Step:
         seat = self._require_seat(player_id)
@@ -517,26 +437,12 @@ class Match(msgspec.Struct, frozen=True, gc=False):
         """Decide what time alone decides: a flag fall, or a player gone past the grace period."""
         if self.is_over:
             return Step(self)
-        if (
-            self.status == LIVE
-            and self.clock is not None
-            and (flagged := self.clock.flagged(now)) is not None
-        ):
+        flagged = self._flagged(now)
+        if flagged is not None:
             return self._finish(Finish(FINISHED, 1 - flagged, f"seat {flagged} ran out of time"), now)
         if self.absent_since == (None, None):  # (nearly always: no one is away, no grace to run out)
             return Step(self)
-        gone = [since is not None and now >= since + self.grace_s for since in self.absent_since]
-        if self.status == OPEN and any(gone):
-            return self._finish(Finish(ABORTED, None, "the player who opened the match left"), now)
-        if any(gone) and all(since is not None for since in self.absent_since):
-            # Both away when the first grace runs out: neither may win by the other's absence.
-            return self._finish(Finish(ABORTED, None, "both players left"), now)
-        for seat in (0, 1):
-            if gone[seat]:
-                return self._finish(
-                    Finish(FINISHED, 1 - seat, f"seat {seat} left and did not come back"), now, left=True
-                )
-        return Step(self)
+        return self._grace_over(now)
 
     # ----------------------------------------------------------------- helpers
 
@@ -570,6 +476,112 @@ class Match(msgspec.Struct, frozen=True, gc=False):
             return position.format_move(position.parse_move(text)) == self.moves[ply]
         except IllegalMoveError:
             return False
+
+    def _require_turn(self, seat: int, ply: int, now: float) -> None:
+        """Refuse a move from ``seat`` answering ``ply`` unless the match is live, time has not run out,
+        it is that seat's turn and the move answers the last ply played."""
+        if self.status != LIVE:  # (a live match is neither open nor over: no call to say so)
+            self._require_live()
+        if self.clock is not None and self.clock.flagged(now) is not None:
+            raise ProtocolError(ErrorCode.MATCH_OVER, f"time ran out in match {self.id}")
+        turn = self.positions[-1].turn
+        if turn != seat:
+            raise ProtocolError(ErrorCode.NOT_YOUR_TURN, f"it is seat {turn}'s turn in match {self.id}")
+        played = len(self.moves)
+        if ply != played:
+            raise ProtocolError(
+                ErrorCode.STALE_PLY, f"match {self.id} is at ply {played}; your move answers ply {ply}"
+            )
+
+    def _advance(
+        self, seat: int, ply: int, notation: str, after: Position, engine: EngineInfo | None, now: float
+    ) -> Step:
+        """The step of a checked move that led to ``after``: the match one ply on, its ``moved`` event and
+        the move to store, and the game's end in the same step when the move ends it."""
+        outcome = after.outcome()
+        finish = None if outcome is None else Finish(FINISHED, outcome.winner, outcome.reason)
+        clock = self._pressed(after.turn, finish, now)
+        think_ms = self._think_ms(now)
+        # A move that does not end the game is numbered here, so that its match is made once (most moves);
+        # one that does is numbered with the game's end, in :meth:`_closing_step`.
+        seq = self.seq + 1 if finish is None else self.seq
+        match = replace(
+            self,
+            positions=(*self.positions, after),
+            moves=(*self.moves, notation),
+            clock=clock,
+            turn_started=now,
+            draw_offer=None if self.draw_offer == 1 - seat else self.draw_offer,
+            seq=seq,
+        )
+        # Both times as they stand now: the clock just pressed (or stopped) has run for no time yet.
+        clocks = None if clock is None else clock.remaining_ms
+        moved = protocol.Moved(
+            match_id=self.id,
+            seq=seq if finish is None else 0,
+            ply=ply,
+            seat=seat,
+            move=notation,
+            think_ms=think_ms,
+            clocks_ms=clocks,
+            board=after.grid(),
+            legal=tuple(after.legal_notation()),
+            # A bot's search is kept from everyone until the game is over: its opponent would read the
+            # bot's plan (stored with the move, it is in the record once the match is over).
+            engine=engine if finish is not None else None,
+        )
+        saved = SaveMove(ply, seat, notation, think_ms, clocks, engine, finish)
+        if finish is None:
+            return Step(match, (moved,), (saved,))
+        match, ended = match._end(finish, now)
+        return match._closing_step((moved, ended), (saved,), now)
+
+    def _pressed(self, turn: int, finish: Finish | None, now: float) -> Clock | None:
+        """The clock once a move is played: ``turn``'s time running, or both stopped if the game is over."""
+        clock = self.clock
+        if clock is None:
+            return None
+        clock = clock.press(turn, now)
+        return clock if finish is None else clock.stop(now)
+
+    def _think_ms(self, now: float) -> int:
+        """How long the mover thought, in the milliseconds the store can hold (see :data:`MAX_THINK_MS`)."""
+        if self.turn_started is None:
+            return 0
+        thought = round((now - self.turn_started) * 1000)
+        return 0 if thought < 0 else thought if thought < MAX_THINK_MS else MAX_THINK_MS
+
+    def _flagged(self, now: float) -> int | None:
+        """The seat whose time has run out in this live match, if any."""
+        if self.status != LIVE or self.clock is None:
+            return None
+        return self.clock.flagged(now)
+
+    def _grace_over(self, now: float) -> Step:
+        """End the match for a player away past the grace period: an open match is cancelled, a match with
+        both players away is abandoned (neither may win by the other's absence), else the one away loses."""
+        gone = [since is not None and now >= since + self.grace_s for since in self.absent_since]
+        if not any(gone):
+            return Step(self)
+        if self.status == OPEN:
+            return self._finish(Finish(ABORTED, None, "the player who opened the match left"), now)
+        if None not in self.absent_since:
+            return self._finish(Finish(ABORTED, None, "both players left"), now)
+        seat = gone.index(True)
+        return self._finish(
+            Finish(FINISHED, 1 - seat, f"seat {seat} left and did not come back"), now, left=True
+        )
+
+    def _restored_clock(
+        self, status: str, stored_moves: Sequence[MoveRecord], turn: int, now: float
+    ) -> Clock | None:
+        """The clock of a restored match: the times stored with its last move, running for ``turn`` from
+        ``now`` if the match is live (an open match's clocks come at its start)."""
+        if self.control is None or status == OPEN:
+            return None
+        stored = stored_moves[-1].clocks_ms if stored_moves else None
+        clock = Clock(self.control, stored) if stored else Clock.new(self.control)
+        return clock.start(turn, now) if status == LIVE else clock
 
     def _require_rematch_possible(self) -> None:
         if self.status == OPEN:
@@ -661,6 +673,38 @@ class Match(msgspec.Struct, frozen=True, gc=False):
         else:
             numbered = tuple([replace(event, seq=seq + index) for index, event in enumerate(events, start=1)])
         return Step(replace(self, seq=seq + len(numbered)), numbered, tuple(effects))
+
+
+# --------------------------------------------------------------------------- reading a stored match
+
+
+def _stored_options(options: dict[str, Any]) -> MatchOptions:
+    """A match's options as stored, the defaults filling in what an older record lacks."""
+    bot = options.get("bot")
+    return protocol.MatchOptions(
+        time_control=options.get("time_control", "untimed"),
+        visibility=options.get("visibility", "public"),
+        bot=protocol.BotRequest(**bot) if bot else None,
+    )
+
+
+def _stored_seats(stored: Sequence[SeatRecord]) -> tuple[PlayerInfo | None, PlayerInfo | None]:
+    seats: list[PlayerInfo | None] = [None, None]
+    for seat in stored:
+        seats[seat.seat] = PlayerInfo(id=seat.player_id, name=seat.player_name, bot=seat.is_bot)
+    return seats[0], seats[1]
+
+
+def _stored_result(record: MatchRecord) -> protocol.MatchResult:
+    return protocol.MatchResult(status=record.status, winner=record.winner, reason=record.reason or "")
+
+
+def _stored_chat(record: MatchRecord) -> tuple[protocol.ChatLine, ...]:
+    """The last :data:`CHAT_KEPT` stored chat lines, with the ``seq`` their events had."""
+    return tuple(
+        protocol.ChatLine(match_id=record.id, seq=line.seq, seat=line.seat, name=line.name, text=line.text)
+        for line in record.chat[-CHAT_KEPT:]
+    )
 
 
 # --------------------------------------------------------------------------- the event log

@@ -272,6 +272,36 @@ def test_refusals_name_the_move_and_the_reason(fen: str, text: str, reason: str)
     assert reason in caught.value.reason
 
 
+@pytest.mark.parametrize(
+    ("fen", "move", "reason"),
+    [
+        # a step: the piece, its direction, the square it goes to, then the captures on the board
+        ("B:W21-32:B1-12", (13, 17), "square 13 is empty"),
+        ("B:W21-32:B1-12", (22, 18), "square 22 holds a White piece, not one of Black's"),
+        ("W:W18:B1", (18, 22), "men move forward only"),
+        ("B:W21-32:B1-12", (8, 11), "square 11 is occupied"),
+        ("B:W9,17,19:B6,16", (16, 20), "a capture is compulsory"),
+        # a capture: the piece, then each hop in turn, then whether it had to go on
+        ("W:W6:BK1", (1, 10), "square 1 holds a Black piece, not one of White's"),
+        ("B:W9,17:B6", (6, 13, 20), "13 to 20 is not a jump"),
+        ("B:W26,27:B22", (22, 31, 24), "the man is crowned on 31 and the move ends there"),
+        ("B:W9,17:B6", (6, 13, 6), "men capture forward only"),
+        ("B:W10:BK6", (6, 15, 6), "the piece on 10 cannot be captured twice"),
+        ("B:W9,17:B6", (6, 15), "no White piece to capture on 10"),
+        ("B:W9,13:B6", (6, 13), "square 13 is occupied"),
+        ("B:W9,17:B6", (6, 13), "jump incomplete: the piece must go on capturing from 13"),
+        # once the game is over, that is what is wrong with any move
+        ("B:W9,14:B5", (20, 24), "the game is over (no legal move)"),
+    ],
+)
+def test_play_refuses_a_step_or_a_capture_naming_the_move_and_what_is_wrong(
+    fen: str, move: tuple[int, ...], reason: str
+) -> None:
+    with pytest.raises(IllegalMoveError) as caught:
+        position(fen).play(move)
+    assert (caught.value.move, caught.value.reason) == (move, reason)
+
+
 def test_play_refuses_values_that_are_not_moves() -> None:
     for move in [None, 11, "11-15", (11,), (0, 4), (11, "15"), ([11], 15)]:
         with pytest.raises(IllegalMoveError, match="not a move"):

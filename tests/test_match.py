@@ -117,6 +117,30 @@ def test_moves_are_checked_for_seat_turn_ply_and_legality() -> None:
     assert error.value.code == ErrorCode.ILLEGAL_MOVE
 
 
+def test_each_refused_move_says_what_was_wrong_in_the_order_the_checks_run() -> None:
+    """Seat, then a match neither waiting nor over, then time, then turn, then ply, then the game's rules:
+    a move with several faults is refused for the first, in the words a client shows its player."""
+    matches = {
+        "live": live_match("0:02+0"),
+        "waiting": Match.open("m1", get_game("tictactoe"), options(), GRACE_S).join(ALICE, 0, 0.0).match,
+        "over": play(live_match(), TOP_ROW_WIN).match,
+    }
+    illegal = "'z9': expected a cell from a1 (top left) to c3 (bottom right)"
+    cases = [
+        ("live", CAROL, 7, 9.0, ErrorCode.NOT_A_PLAYER, "you hold no seat in match m1"),
+        ("waiting", ALICE, 7, 9.0, ErrorCode.NOT_STARTED, "match m1 is waiting for a player"),
+        ("over", BOB, 7, 9.0, ErrorCode.MATCH_OVER, "match m1 is over: three in a row"),
+        ("live", BOB, 7, 2.5, ErrorCode.MATCH_OVER, "time ran out in match m1"),
+        ("live", BOB, 7, 1.0, ErrorCode.NOT_YOUR_TURN, "it is seat 0's turn in match m1"),
+        ("live", ALICE, 7, 1.0, ErrorCode.STALE_PLY, "match m1 is at ply 0; your move answers ply 7"),
+        ("live", ALICE, 0, 1.0, ErrorCode.ILLEGAL_MOVE, illegal),
+    ]
+    for name, player, ply, now, code, message in cases:
+        with pytest.raises(ProtocolError) as caught:
+            matches[name].move(player.id, ply, "z9", None, now)
+        assert (caught.value.code, caught.value.message) == (code, message)
+
+
 def test_a_resent_move_is_recognised_and_not_replayed() -> None:
     after = play(live_match(), ["a1"]).match
     again = after.move(ALICE.id, 0, "A1", None, 5.0)
