@@ -24,7 +24,8 @@ from plyarena.options import CommandError
 from server.protocol import PROTOCOL_VERSION, AnyServerMessage, ClientMessage
 
 HELP = "write the JSON Schema of every protocol message (docs/protocol.schema.json), or --check it is current"
-DEFAULT_OUTPUT = Path("docs/protocol.schema.json")
+DEFAULT_OUTPUT = Path(__file__).resolve().parents[2] / "docs" / "protocol.schema.json"
+"""The repository's schema file, wherever the command runs from."""
 REF_TEMPLATE = "#/$defs/{name}"
 
 _PYTHON_ANCHORS = re.compile(r"\A\\A|\\Z\Z")
@@ -91,7 +92,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=DEFAULT_OUTPUT,
         metavar="FILE",
-        help=f"where to write it (default: {DEFAULT_OUTPUT})",
+        help="where to write it (default: docs/protocol.schema.json in the repository)",
     )
     parser.add_argument(
         "--check", action="store_true", help="write nothing; exit 1 if the file is not what would be written"
