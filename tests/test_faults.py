@@ -56,7 +56,7 @@ from server.app import Server, running_server
 from server.bus import MqttBus
 from server.config import ServerConfig
 from server.storage import DatabaseUnavailableError, Store
-from server.storage.batches import MATCH_FINISH, MATCH_START, NEW_CHAT, NEW_MATCH, NEW_MOVE
+from server.storage.batches import Kind
 from server.storage.engine import create_engine
 from server.storage.writes import Write
 
@@ -465,7 +465,7 @@ async def arena(start_server: StartServer, request: pytest.FixtureRequest) -> Se
 
 
 def fail_the_next_commit_of(
-    monkeypatch: pytest.MonkeyPatch, kind: int, *, committed: bool
+    monkeypatch: pytest.MonkeyPatch, kind: Kind, *, committed: bool
 ) -> list[dict[str, Any]]:
     """Make the next commit that writes a row of ``kind`` (``NEW_MOVE``, ``MATCH_FINISH``...) fail as if
     the connection to the database dropped: before COMMIT (nothing stored), or, ``committed``, during
@@ -490,7 +490,7 @@ def fail_the_next_commit_of(
     return failed
 
 
-def lose_the_next_commit_answer(monkeypatch: pytest.MonkeyPatch, kind: int) -> list[dict[str, Any]]:
+def lose_the_next_commit_answer(monkeypatch: pytest.MonkeyPatch, kind: Kind) -> list[dict[str, Any]]:
     """Make the next commit that writes a row of ``kind`` commit, then fail as if the connection to the
     database dropped during COMMIT. Returns the parameters of that commit's rows of ``kind``."""
     return fail_the_next_commit_of(monkeypatch, kind, committed=True)
@@ -503,7 +503,7 @@ async def test_a_move_whose_commit_answer_was_lost_is_acknowledged_when_sent_aga
     ``unavailable`` and sends the move again, which must be acknowledged, not refused as stale."""
     alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
     match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
-    lost = lose_the_next_commit_answer(monkeypatch, NEW_MOVE)
+    lost = lose_the_next_commit_answer(monkeypatch, Kind.NEW_MOVE)
     refused: Message = await alice.request("move", match_id=match_id, ply=0, move="b2")
     assert refused["code"] == "unavailable"
     moved = await alice.request("move", match_id=match_id, ply=0, move="b2")
@@ -541,7 +541,7 @@ async def test_a_games_end_and_its_agreed_rematch_are_stored_together_or_not_at_
     alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
     match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
     ply, last = await agree_a_rematch_and_reach_the_win(alice, bob, match_id)
-    failed = fail_the_next_commit_of(monkeypatch, NEW_MATCH, committed=False)
+    failed = fail_the_next_commit_of(monkeypatch, Kind.NEW_MATCH, committed=False)
     await bob.settle()
     bob.take_unread()
     refused = await alice.request("move", match_id=match_id, ply=ply, move=last)
@@ -574,7 +574,7 @@ async def test_a_seat_and_the_start_it_brings_are_stored_together_or_not_at_all(
     stored (a seat stored alone would refuse his next join as ``seat_taken`` and strand the match)."""
     alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
     match_id = (await alice.request("match.create", game="connect4", seat=0))["match_id"]
-    fail_the_next_commit_of(monkeypatch, MATCH_START, committed=False)
+    fail_the_next_commit_of(monkeypatch, Kind.MATCH_START, committed=False)
     refused = await bob.request("match.join", match_id=match_id)
     assert refused["code"] == "unavailable", refused
     record = await arena.store.get_match(match_id)
@@ -594,7 +594,7 @@ async def test_a_resignation_whose_commit_answer_was_lost_starts_the_rematch_sto
     match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
     await bob.request("rematch.offer", match_id=match_id)
     assert (await alice.request("rematch.offer", match_id=match_id))["type"] == "rematch.agreed"
-    lost = lose_the_next_commit_answer(monkeypatch, NEW_MATCH)
+    lost = lose_the_next_commit_answer(monkeypatch, Kind.NEW_MATCH)
     assert (await bob.request("resign", match_id=match_id))["code"] == "unavailable"
     again = await bob.request("resign", match_id=match_id)  # the store is asked first: it is over
     assert (again["type"], again["code"]) == ("error", "match_over"), again
@@ -613,7 +613,7 @@ async def test_a_winning_move_whose_commit_answer_was_lost_still_starts_the_agre
     alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
     match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
     ply, last = await agree_a_rematch_and_reach_the_win(alice, bob, match_id)
-    lost = lose_the_next_commit_answer(monkeypatch, NEW_MOVE)
+    lost = lose_the_next_commit_answer(monkeypatch, Kind.NEW_MOVE)
     refused = await alice.request("move", match_id=match_id, ply=ply, move=last)
     assert refused["code"] == "unavailable", refused
     moved = await alice.request("move", match_id=match_id, ply=ply, move=last)
@@ -635,7 +635,7 @@ async def test_a_different_move_after_a_lost_commit_answer_is_refused_and_the_ma
     told so, a1 is refused, and the match goes on (it used to refuse every move until a restart)."""
     alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
     match_id = (await open_match(alice, bob, "tictactoe", time_control="5+0"))["match_id"]
-    lost = lose_the_next_commit_answer(monkeypatch, NEW_MOVE)
+    lost = lose_the_next_commit_answer(monkeypatch, Kind.NEW_MOVE)
     refused = await alice.request("move", match_id=match_id, ply=0, move="b2")
     assert refused["code"] == "unavailable"
     instead = await alice.request("move", match_id=match_id, ply=0, move="a1")
@@ -673,7 +673,7 @@ async def test_a_player_who_resumes_after_a_lost_commit_answer_catches_up_on_the
     alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
     joined = await open_match(alice, bob, "connect4")
     match_id, log_id, seq = joined["match_id"], joined["log"], joined["seq"]
-    lose_the_next_commit_answer(monkeypatch, NEW_MOVE)
+    lose_the_next_commit_answer(monkeypatch, Kind.NEW_MOVE)
     assert (await alice.request("move", match_id=match_id, ply=0, move="4"))["code"] == "unavailable"
     await alice.close()
     alice_again = await connect.player(arena, token=alice.token)
@@ -697,7 +697,7 @@ async def test_a_resignation_whose_commit_answer_was_lost_ends_the_match_as_stor
     alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
     match_id = (await open_match(alice, bob, "tictactoe", time_control="5+0"))["match_id"]
     await play_moves("tictactoe", (alice, bob), match_id, ["b2"])
-    lose_the_next_commit_answer(monkeypatch, MATCH_FINISH)
+    lose_the_next_commit_answer(monkeypatch, Kind.MATCH_FINISH)
     assert (await alice.request("resign", match_id=match_id))["code"] == "unavailable"
     refused = await bob.request("move", match_id=match_id, ply=1, move="a1")
     assert (refused["type"], refused["code"]) == ("error", "match_over"), refused
@@ -719,7 +719,7 @@ async def test_a_chat_line_that_cannot_be_stored_is_refused_and_heard_by_no_one(
     match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
 
     def unreachable(store: Store, rows: tuple[Write, ...], commit: Commit) -> Awaitable[None] | None:
-        if all(part.kind != NEW_CHAT for write in rows for part in write):
+        if all(part.kind != Kind.NEW_CHAT for write in rows for part in write):
             return None
         refused: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         refused.set_exception(DatabaseUnavailableError("the database is unreachable"))
@@ -745,7 +745,7 @@ async def test_a_chat_line_whose_commit_answer_was_lost_can_be_said_again(
     ``seq``, takes its place, so what is stored is what was heard."""
     alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
     match_id = (await open_match(alice, bob, "tictactoe"))["match_id"]
-    lose_the_next_commit_answer(monkeypatch, NEW_CHAT)
+    lose_the_next_commit_answer(monkeypatch, Kind.NEW_CHAT)
     assert (await alice.request("chat", match_id=match_id, text="hello?"))["code"] == "unavailable"
     said = await alice.request("chat", match_id=match_id, text="hello again")
     assert said["type"] == "chat", said

@@ -25,8 +25,7 @@ from games import get_game
 from server.app import running_server
 from server.config import ServerConfig
 from server.errors import ServerStartError
-from server.storage import InstanceTakenError, StorageError, Store
-from server.storage import store as store_module
+from server.storage import InstanceTakenError, StorageError, Store, claims
 from server.storage.engine import create_engine
 
 MATCHES = {  # game -> (time control, moves to play before the crash)
@@ -195,7 +194,7 @@ async def cut_off_every_other_connection(url: str) -> None:
 async def test_a_postgresql_claim_lost_with_its_connection_is_taken_again_at_once(
     postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store_module, "CLAIM_CHECK_S", 0.1)
+    monkeypatch.setattr(claims, "CLAIM_CHECK_S", 0.1)
     with temporary_postgres_database(postgres_url, "claim") as url:
         async with await Store.open(url) as first:
             await first.claim_instance("cut-off")
@@ -218,14 +217,17 @@ async def test_a_postgresql_writer_connection_let_go_or_orphaned_does_not_lose_t
     """Its own sessions never stand in the claim's way: one let go after an error ends (it does not go
     back to the pool, lock and all), and one the database still holds after a network cut hid its close
     is ended when the claim is taken again."""
-    monkeypatch.setattr(store_module, "CLAIM_CHECK_S", 3600.0)
+    monkeypatch.setattr(claims, "CLAIM_CHECK_S", 3600.0)
     with temporary_postgres_database(postgres_url, "claim") as url:
         async with await Store.open(url) as store:
             await store.claim_instance("own")
             await store.player_by_token_hash("0" * 64)  # (a read: the pool holds an idle connection)
-            await store._drop_connection()  # as after a lock or statement timeout
+            await store._claim.drop_connection()  # as after a lock or statement timeout
             assert (await store.create_player("After a timeout", "a" * 64)).name == "After a timeout"
-            orphan, store._connection = store._connection, None  # as after a network cut: the session
+            orphan, store._claim._connection = (
+                store._claim._connection,
+                None,
+            )  # as after a network cut: the session
             assert orphan is not None  # lives on, holding the lock
             assert (await store.create_player("After a cut", "b" * 64)).name == "After a cut"
             assert not store.claim_lost.is_set() and await advisory_locks_held(url) == 1
@@ -251,7 +253,7 @@ async def test_a_postgresql_claim_taken_by_another_server_meanwhile_stops_every_
 ) -> None:
     """Two servers must never both write as one instance: the cut-off one refuses every write, and says
     its claim is lost, so that its server stops."""
-    monkeypatch.setattr(store_module, "CLAIM_CHECK_S", 3600.0)  # (no idle check: the second is first)
+    monkeypatch.setattr(claims, "CLAIM_CHECK_S", 3600.0)  # (no idle check: the second is first)
     with temporary_postgres_database(postgres_url, "claim") as url:
         async with await Store.open(url) as first:
             await first.claim_instance("taken")

@@ -33,7 +33,7 @@ from server.storage import (
     StoreClosedError,
     WriteStats,
 )
-from server.storage import store as store_module
+from server.storage.classify import is_unavailable
 from server.storage.engine import create_engine
 from server.storage.migrate import upgrade_to_head
 from server.storage.writes import match_finish, new_chat, new_move, new_seat, player_seen
@@ -612,4 +612,4 @@ def test_an_error_is_the_database_unavailable_by_its_sqlstate(sqlstate: str, una
 
     driver_error = DriverError("refused")
     driver_error.sqlstate = sqlstate  # type: ignore[attr-defined]
-    assert store_module._is_unavailable(DBAPIError("SELECT 1", {}, driver_error)) is unavailable
+    assert is_unavailable(DBAPIError("SELECT 1", {}, driver_error)) is unavailable

@@ -30,9 +30,8 @@ from test_storage import (
 
 from server.storage import ConflictError, EngineInfo, MatchFinish, MoveRecord, StorageError, Store, writes
 from server.storage.batches import (
-    BATCH_STATEMENTS,
     MOVE_COLUMNS,
-    NEW_MOVE,
+    Kind,
     Part,
     _move_values,
     _Positional,
@@ -263,14 +262,14 @@ def test_a_moves_values_for_sqlite_are_what_sqlalchemy_binds_for_its_parameters(
     would bind :func:`move_row`'s parameters, timestamps and JSON included."""
     (part,) = writes.new_move(move)
     assert part.source is move and part.params == move_row(move)
-    values = _Positional.compile(NEW_MOVE, SQLITE).values(move)
+    values = _Positional.compile(Kind.NEW_MOVE, SQLITE).values(move)
     assert values == sqlalchemy_values(move_row(move))
     assert [type(value) for value in values] == [type(value) for value in sqlalchemy_values(move_row(move))]
 
 
 def test_a_moves_values_are_refused_for_a_statement_they_do_not_match() -> None:
     """A changed model (another column, another conversion) stops the store rather than misplace a value."""
-    positional = _Positional.compile(NEW_MOVE, SQLITE)
+    positional = _Positional.compile(Kind.NEW_MOVE, SQLITE)
     assert positional.values is not None
     with pytest.raises(RuntimeError, match="not the columns and conversions"):
         _move_values((*MOVE_COLUMNS, "extra"), (), {})
@@ -313,14 +312,12 @@ async def test_a_move_that_cannot_be_converted_fails_alone_in_a_batch(store: Sto
     assert (store.stats.moves, store.stats.failed_writes) == (1, 1)
 
 
-@given(st.lists(st.lists(st.integers(0, len(BATCH_STATEMENTS) - 1), min_size=1, max_size=3), max_size=30))
-def test_a_batch_sorts_its_writes_parts_by_kind_keeping_their_order(kinds: list[list[int]]) -> None:
+@given(st.lists(st.lists(st.sampled_from(Kind), min_size=1, max_size=3), max_size=30))
+def test_a_batch_sorts_its_writes_parts_by_kind_keeping_their_order(kinds: list[list[Kind]]) -> None:
     writes = [
         tuple(Part(kind, {"write": index, "part": at}) for at, kind in enumerate(write))
         for index, write in enumerate(kinds)
     ]
     every_part = [part for write in writes for part in write]
-    by_kind = [
-        (kind, [part for part in every_part if part.kind == kind]) for kind in range(len(BATCH_STATEMENTS))
-    ]
+    by_kind = [(kind, [part for part in every_part if part.kind == kind]) for kind in Kind]
     assert batch_rows(writes) == [(kind, parts) for kind, parts in by_kind if parts]

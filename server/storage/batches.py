@@ -2,8 +2,8 @@
 
 A batch's writes are sorted into rows by kind (new players, matches, seats,
 starts, moves, results, chat lines) and each kind is applied as one multi-row statement, in
-the order of :data:`BATCH_STATEMENTS`, which is the order in which any one
-match's writes are queued. Few statements matter more than few rows: each is a
+the order of :class:`Kind` (the foreign keys' order, and the order in which any one
+match's writes are queued). Few statements matter more than few rows: each is a
 trip through the event loop on an asyncio driver.
 
 Two ways to apply a batch share those statements:
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from enum import IntEnum
 from itertools import chain, groupby
 from operator import attrgetter, itemgetter
 from typing import Any
@@ -42,18 +43,43 @@ from server.storage.models import UNFINISHED_STATUSES, ChatLineRow, MatchRow, Mo
 from server.storage.records import MoveRecord
 from server.storage.sqlite_writer import Answered, Batch, BatchMismatchError, SqliteWriter, Statement
 
-# The statements of a batch, in the order a batch applies them. The updates must each change one row;
-# their parameters are prefixed so as not to clash with column names.
-BATCH_STATEMENTS: tuple[Insert | Update | Delete, ...] = (
-    insert(PlayerRow),
-    update(PlayerRow).where(PlayerRow.id == bindparam("p_id")).values(last_seen_at=bindparam("p_seen_at")),
-    insert(MatchRow),
-    insert(SeatRow),
-    update(MatchRow)
+
+class Kind(IntEnum):
+    """A kind of row that a write inserts or updates; its value is the place of its statement in the order
+    in which a batch applies them.
+
+    That order is the foreign keys' (and the order in which any one match's writes are queued): a player
+    before the matches that seat it, a match before its seats, start, moves, result and chat lines, a
+    match's start before its moves and its moves before its result (a finished match takes no more), and
+    an unheard chat line's removal before the line that takes its seq again. A value is also the
+    statement's index in :data:`BATCH_STATEMENTS` and in SQLite's writer process, so a row's statement is
+    found by indexing, with no lookup per row.
+    """
+
+    NEW_PLAYER = 0
+    PLAYER_SEEN = 1
+    NEW_MATCH = 2
+    NEW_SEAT = 3
+    MATCH_START = 4
+    NEW_MOVE = 5
+    MATCH_FINISH = 6
+    UNHEARD_CHAT = 7
+    NEW_CHAT = 8
+
+
+# The updates must each change one row; their parameters are prefixed so as not to clash with column names.
+_STATEMENTS: dict[Kind, Insert | Update | Delete] = {
+    Kind.NEW_PLAYER: insert(PlayerRow),
+    Kind.PLAYER_SEEN: update(PlayerRow)
+    .where(PlayerRow.id == bindparam("p_id"))
+    .values(last_seen_at=bindparam("p_seen_at")),
+    Kind.NEW_MATCH: insert(MatchRow),
+    Kind.NEW_SEAT: insert(SeatRow),
+    Kind.MATCH_START: update(MatchRow)
     .where(MatchRow.id == bindparam("p_id"), MatchRow.status == "open")
     .values(status="live", started_at=bindparam("p_started_at")),
-    insert(MoveRow),
-    update(MatchRow)
+    Kind.NEW_MOVE: insert(MoveRow),
+    Kind.MATCH_FINISH: update(MatchRow)
     .where(
         MatchRow.id == bindparam("p_id"), or_(*(MatchRow.status == status for status in UNFINISHED_STATUSES))
     )
@@ -65,33 +91,26 @@ BATCH_STATEMENTS: tuple[Insert | Update | Delete, ...] = (
     ),
     # A chat line takes its event's seq from a line stored there by a commit whose answer was lost (so
     # refused, and heard by no one): the match numbers its next event with that seq again.
-    delete(ChatLineRow).where(
+    Kind.UNHEARD_CHAT: delete(ChatLineRow).where(
         ChatLineRow.match_id == bindparam("p_match_id"), ChatLineRow.seq == bindparam("p_seq")
     ),
-    insert(ChatLineRow),
-)
-(
-    NEW_PLAYER,
-    PLAYER_SEEN,
-    NEW_MATCH,
-    NEW_SEAT,
-    MATCH_START,
-    NEW_MOVE,
-    MATCH_FINISH,
-    UNHEARD_CHAT,
-    NEW_CHAT,
-) = range(len(BATCH_STATEMENTS))
+    Kind.NEW_CHAT: insert(ChatLineRow),
+}
+BATCH_STATEMENTS: tuple[Insert | Update | Delete, ...] = tuple(_STATEMENTS[kind] for kind in Kind)
+"""The statement of each :class:`Kind`, indexed by it: the order in which a batch applies them."""
+if [int(kind) for kind in Kind] != list(range(len(Kind))):
+    raise RuntimeError(f"Kind's values must be 0, 1, 2... in order, to index statements: {list(Kind)}")
 
 
 class Part(msgspec.Struct, frozen=True, gc=False):
-    """One row a write inserts or updates: statement ``kind`` of :data:`BATCH_STATEMENTS`, from ``source``.
+    """One row a write inserts or updates: a row of ``kind``, from ``source``.
 
     ``source`` is the statement's parameters by name, except for a new move, where it is the
     :class:`MoveRecord` itself: SQLite's batches take a move's values straight from it, and its
     parameters by name are made only where SQLAlchemy binds them (:attr:`params`).
     """
 
-    kind: int
+    kind: Kind
     source: dict[str, Any] | MoveRecord
 
     @property
@@ -101,9 +120,8 @@ class Part(msgspec.Struct, frozen=True, gc=False):
         return move_row(source) if isinstance(source, MoveRecord) else source
 
 
-Rows = list[tuple[int, list[Part]]]
-"""A batch's rows: each kind it has, in the order of :data:`BATCH_STATEMENTS`, with the parts that are
-its rows."""
+Rows = list[tuple[Kind, list[Part]]]
+"""A batch's rows: each kind it has, in :class:`Kind`'s order, with the parts that are its rows."""
 
 
 _KIND = attrgetter("kind")
@@ -201,7 +219,7 @@ class _Positional:
     values: Callable[[Any], list[Any]]
 
     @classmethod
-    def compile(cls, kind: int, dialect: Dialect) -> _Positional:
+    def compile(cls, kind: Kind, dialect: Dialect) -> _Positional:
         statement = BATCH_STATEMENTS[kind]
         compiled = statement.compile(dialect=dialect)
         names = tuple(compiled.positiontup or ())
@@ -214,7 +232,7 @@ class _Positional:
         constants = {
             name: bind.value for name, bind in zip(names, binds, strict=True) if bind.value is not None
         }
-        values_of = _move_values if kind == NEW_MOVE else _row_values
+        values_of = _move_values if kind == Kind.NEW_MOVE else _row_values
         return cls(
             sql=str(compiled),
             is_update=isinstance(statement, Update),
@@ -275,17 +293,19 @@ class SqliteBatches:
     the writer process (:mod:`server.storage.sqlite_writer`)."""
 
     def __init__(self, path: str, dialect: Dialect) -> None:
-        self._statements = tuple(_Positional.compile(kind, dialect) for kind in range(len(BATCH_STATEMENTS)))
+        self._statements = tuple(_Positional.compile(kind, dialect) for kind in Kind)
         self._writer = SqliteWriter(path, self.statements)
 
     def convert(self, rows: Rows) -> Batch:
-        """``rows`` as the writer takes them: by statement, each row's values in order and converted."""
+        """``rows`` as the writer takes them: by statement, each row's values in order and converted (the
+        statement by its index, a plain ``int``: pickled, a :class:`Kind` would make the writer process
+        import this module)."""
         statements = self._statements
-        return [(kind, list(map(statements[kind].values, map(_SOURCE, parts)))) for kind, parts in rows]
+        return [(int(kind), list(map(statements[kind].values, map(_SOURCE, parts)))) for kind, parts in rows]
 
     @property
     def statements(self) -> list[Statement]:
-        """The statements as the writer takes them, in the order of :data:`BATCH_STATEMENTS`."""
+        """The statements as the writer takes them, indexed by :class:`Kind`."""
         return [(statement.sql, statement.is_update) for statement in self._statements]
 
     @property

@@ -61,12 +61,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import functools
-import hashlib
 import logging
-import os
-import secrets
 import sqlite3
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -77,56 +73,33 @@ from typing import Self
 
 import msgspec
 from sqlalchemy import Select, func, or_, select, text, tuple_
-from sqlalchemy.exc import (
-    DataError,
-    DBAPIError,
-    IntegrityError,
-    InterfaceError,
-    OperationalError,
-    SQLAlchemyError,
-)
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.orm import aliased, selectinload
 from sqlalchemy.sql.dml import Update
 
-from server.storage import writes
-from server.storage.batches import (
-    BATCH_STATEMENTS,
-    MATCH_FINISH,
-    MATCH_START,
-    NEW_CHAT,
-    NEW_MATCH,
-    NEW_MOVE,
-    NEW_PLAYER,
-    NEW_SEAT,
-    PLAYER_SEEN,
-    UNHEARD_CHAT,
-    Part,
-    SqliteBatches,
-    apply_batch,
-    batch_rows,
+from server.storage import claims, writes
+from server.storage.batches import BATCH_STATEMENTS, Kind, Part, SqliteBatches, apply_batch, batch_rows
+from server.storage.claims import InstanceClaim
+from server.storage.classify import (
+    closed_error,
+    is_about_the_data,
+    is_unavailable,
+    reason,
+    storage_error,
+    why_not_updated,
+    write_name,
 )
 from server.storage.engine import create_engine, failure_reason, safe_url
 from server.storage.errors import (
-    ConflictError,
     DatabaseOpenError,
     DatabaseUnavailableError,
-    DuplicateMoveError,
     InstanceTakenError,
-    NotFoundError,
-    SeatTakenError,
     StorageError,
     StoreClosedError,
 )
 from server.storage.migrate import upgrade_to_head
-from server.storage.models import (
-    UNFINISHED_STATUSES,
-    ChatLineRow,
-    MatchRow,
-    MoveRow,
-    PlayerRow,
-    SeatRow,
-)
+from server.storage.models import UNFINISHED_STATUSES, ChatLineRow, MatchRow, MoveRow, PlayerRow, SeatRow
 from server.storage.records import (
     ChatRecord,
     EngineInfo,
@@ -171,7 +144,7 @@ class _Write(msgspec.Struct, eq=False):
     @property
     def what(self) -> str:
         """Names the write in error messages, e.g. "move 12 of match 'k3x9'"."""
-        return _what(self.parts[0])
+        return write_name(self.parts[0])
 
     @property
     def given_up(self) -> bool:
@@ -200,19 +173,6 @@ _PARTS = attrgetter("parts")
 """A :class:`_Write`'s rows (for :func:`batch_rows`, in C)."""
 
 
-INSTANCE_LOCK_SPACE = int.from_bytes(b"plya", "big")
-"""The first key of instance locks (``pg_try_advisory_lock(space, hashtext(instance_id))``)."""
-CLAIM_CHECK_S = 2.0
-"""On PostgreSQL, how long the writer's connection (which holds the instance's claim) may sit idle
-before it is checked, and taken again with the claim if it was lost: after an outage the claim is this
-server's again within about this long, before another server started meanwhile can take it."""
-CLAIM_CHECK_TIMEOUT_S = 5.0
-"""How long that check may take (a database that does not answer): the writer has writes to fail."""
-ORPHAN_CLAIM_WAIT_S = 2.0
-"""How long a claim held by an orphaned session of this store's (see :meth:`Store._take_claim`) may take
-to be let go once that session is ended."""
-
-
 class Store:
     """The server's database: players, matches, seats, moves and chat lines. Open it with :meth:`open`."""
 
@@ -222,23 +182,8 @@ class Store:
         self._engine = engine
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
         self._sqlite = _sqlite_batches(engine)
-        self._connection: AsyncConnection | None = None
-        """The writer's connection on PostgreSQL, kept from batch to batch: taking one from the pool
-        costs a ping and a reset, two more round trips for every commit. Once an instance is claimed,
-        it holds the claim: a write is never made without it (see :meth:`_writer_connection`)."""
-        self._instance_id: str | None = None
-        """The instance claimed on PostgreSQL (:meth:`claim_instance`)."""
-        self.claim_lost = asyncio.Event()
-        """Set when the claim, lost with the writer's connection, is found taken by another server: this
-        store then refuses every write, and its server must stop (two would host the same matches)."""
-        self._claim_held = False
-        """Whether the claim was taken once: refused after that, it is lost, not refused at start-up."""
-        self._writer_name = f"plyarena-writer-{secrets.token_hex(8)}"
-        """The writer's connections' ``application_name`` on PostgreSQL, this store's alone: a session of
-        one that the database still holds after this store let go of it (a network cut hid the close) is
-        known as an orphan of its own, not another server's, and ended (see :meth:`_take_claim`)."""
-        self._claim_file: int | None = None
-        """The descriptor of the lock file that holds it on an SQLite file."""
+        self._claim = InstanceClaim(engine, _sqlite_path(engine))
+        """The instance's claim, and on PostgreSQL the writer's connection, which holds it."""
         self._max_batch = max_batch
         self._queue: list[_Write] = []
         self._loop = asyncio.get_running_loop()
@@ -272,8 +217,8 @@ class Store:
                 await upgrade_to_head(engine)
         except (OSError, sqlite3.Error, SQLAlchemyError) as error:
             await engine.dispose()
-            reason = failure_reason(error)
-            raise DatabaseOpenError(f"cannot open the database {safe_url(url)}: {reason}") from error
+            why = failure_reason(error)
+            raise DatabaseOpenError(f"cannot open the database {safe_url(url)}: {why}") from error
         except BaseException:
             await engine.dispose()
             raise
@@ -282,83 +227,19 @@ class Store:
     async def claim_instance(self, instance_id: str) -> None:
         """Hold, while this store is open, the claim that one server runs as ``instance_id``.
 
-        Raises :class:`InstanceTakenError` while another server holds it. On PostgreSQL, a session
-        advisory lock on the writer's connection: released when the store closes, or by the database
-        when the process dies or the connection is lost (a restart, a failover). Every write goes
-        through that connection, so none is made without the claim; a lost one is taken again with the
-        next connection, or, if another server took it meanwhile, :attr:`claim_lost` is set. On an
-        SQLite file, an exclusive ``flock`` on a lock file beside it (see :func:`_lock_instance_file`),
-        which the kernel releases when the process dies; :class:`DatabaseOpenError` if that file cannot
-        be opened or locked (say, a read-only directory). An in-memory SQLite database needs none: no
-        other server can reach it.
+        Raises :class:`InstanceTakenError` while another server holds it, :class:`DatabaseOpenError` if
+        an SQLite file's lock file cannot be opened or locked (see :class:`InstanceClaim
+        <server.storage.claims.InstanceClaim>`). Every write goes through the connection that holds the
+        claim on PostgreSQL, so none is made without it; if another server takes it meanwhile,
+        :attr:`claim_lost` is set.
         """
-        if self._instance_id is not None or self._claim_file is not None:
-            return
-        if self.backend == "sqlite":
-            path = _sqlite_path(self._engine)
-            if path is not None:
-                self._claim_file = _lock_instance_file(path, instance_id)
-            return
-        await self._drop_connection()  # (one opened before the claim does not hold it)
-        self._instance_id = instance_id
-        try:
-            await self._writer_connection()
-        except BaseException:
-            self._instance_id = None
-            raise
+        await self._claim.claim(instance_id)
 
-    async def _writer_connection(self) -> AsyncConnection:
-        """The writer's connection on PostgreSQL, opened if there is none, with the instance's claim
-        taken on it first: raises :class:`InstanceTakenError` if another server holds the claim."""
-        if self._connection is not None:
-            return self._connection
-        instance_id = self._instance_id
-        if instance_id is not None and self.claim_lost.is_set():
-            raise InstanceTakenError(f"another server took instance {instance_id!r} on this database")
-        connection = await self._engine.connect()
-        try:
-            if instance_id is not None:
-                await self._take_claim(connection, instance_id)
-        except BaseException as error:
-            await _let_go(connection)
-            if isinstance(error, InstanceTakenError) and self._claim_held:
-                self._lose_claim(instance_id)
-            raise
-        self._connection = connection
-        self._claim_held = instance_id is not None
-        return connection
-
-    async def _take_claim(self, connection: AsyncConnection, instance_id: str) -> None:
-        """Take the claim on ``connection``, named as this store's writer. Refused, end this store's own
-        orphaned sessions, whose lock may be the one in the way, and try again for a moment; then raise
-        :class:`InstanceTakenError`."""
-        await connection.execute(text("SELECT set_config('application_name', :name, false)"),
-                                 {"name": self._writer_name})  # fmt: skip
-        key = {"space": INSTANCE_LOCK_SPACE, "id": instance_id}
-        claim = text("SELECT pg_try_advisory_lock(:space, hashtext(:id))")
-        claimed = await connection.scalar(claim, key)
-        if not claimed and self._claim_held:
-            orphans = text(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
-                " WHERE application_name = :name AND pid <> pg_backend_pid()"
-            )
-            if await connection.scalar(orphans, {"name": self._writer_name}):
-                deadline = self._loop.time() + ORPHAN_CLAIM_WAIT_S
-                while not (claimed := await connection.scalar(claim, key)) and self._loop.time() < deadline:
-                    await asyncio.sleep(0.05)
-        await connection.commit()  # (the lock is the session's, not the transaction's)
-        if not claimed:
-            verb = "took" if self._claim_held else "runs as"
-            raise InstanceTakenError(f"another server {verb} instance {instance_id!r} on this database")
-
-    def _lose_claim(self, instance_id: str | None) -> None:
-        if not self.claim_lost.is_set():
-            log.critical(
-                "lost the claim on instance %r with the database connection, and another server has "
-                "taken it: refusing every write from now on",
-                instance_id,
-            )
-            self.claim_lost.set()
+    @property
+    def claim_lost(self) -> asyncio.Event:
+        """Set when the claim, lost with the writer's connection, is found taken by another server: this
+        store then refuses every write, and its server must stop (two would host the same matches)."""
+        return self._claim.lost
 
     async def close(self) -> None:
         """Commit what is queued, stop the writer and close every connection."""
@@ -370,10 +251,7 @@ class Store:
         finally:
             if self._sqlite is not None:
                 await self._sqlite.close()
-            await self._drop_connection()
-            if self._claim_file is not None:
-                os.close(self._claim_file)  # (the lock goes with it; the file stays, see _lock_instance_file)
-                self._claim_file = None
+            await self._claim.close()
             await self._engine.dispose()
 
     async def __aenter__(self) -> Self:
@@ -428,7 +306,7 @@ class Store:
         parts = (*write, *(part for other in more for part in other)) if more else write
         future = self._loop.create_future()
         if self._closing:
-            future.set_exception(_closed(parts))
+            future.set_exception(closed_error(parts))
         else:
             self._queue_write(_Write(parts, future, self._loop.time()))
         return future
@@ -444,7 +322,7 @@ class Store:
         """
         parts = (*write, *(part for other in more for part in other)) if more else write
         if self._closing:
-            self._loop.call_soon(then, _closed(parts))
+            self._loop.call_soon(then, closed_error(parts))
         else:
             self._queue_write(_Write(parts, None, self._loop.time(), then))
 
@@ -586,14 +464,14 @@ class Store:
                 if self._closing:
                     return []
                 self._wakeup.clear()
-                if self._instance_id is None:
+                if not self._claim.needs_checking:
                     await self._wakeup.wait()
                     continue
                 try:
-                    async with asyncio.timeout(CLAIM_CHECK_S):
+                    async with asyncio.timeout(claims.CLAIM_CHECK_S):
                         await self._wakeup.wait()
                 except TimeoutError:
-                    await self._check_claim()
+                    await self._claim.check()
             queue, most = self._queue, self._max_batch
             # (A cancelled write's caller gave up before it was written.)
             batch = [write for write in queue[:most] if not write.given_up]
@@ -614,7 +492,7 @@ class Store:
             converted = sqlite.convert(batch_rows(map(_PARTS, batch)))
         except Exception as error:  # the writer cannot start, or a value cannot be converted
             if len(batch) > 1:
-                log.info("a batch of %d writes failed (%s); retrying one by one", len(batch), _reason(error))
+                log.info("a batch of %d writes failed (%s); retrying one by one", len(batch), reason(error))
                 self.stats.split_batches += 1
             await self._commit_one_by_one(batch)  # each with its own precise error, on pooled connections
             return
@@ -643,45 +521,21 @@ class Store:
         started = loop.time()
         rows = batch_rows(map(_PARTS, batch))
         try:
-            connection = await self._writer_connection()
+            connection = await self._claim.connection()
             async with connection.begin():
                 if len(batch) == 1:
                     await _apply_alone(connection, batch[0].parts)
                 else:
                     await apply_batch(connection, rows)
         except Exception as error:
-            if not _is_about_the_data(error):
-                await self._drop_connection()  # (it may be broken: the next write opens another)
+            if not is_about_the_data(error):
+                await self._claim.drop_connection()  # (it may be broken: the next write opens another)
             if len(batch) > 1:
-                log.info("a batch of %d writes failed (%s); retrying one by one", len(batch), _reason(error))
+                log.info("a batch of %d writes failed (%s); retrying one by one", len(batch), reason(error))
                 self.stats.split_batches += 1
             await self._commit_one_by_one(batch)  # each with its own precise error
             return
         self._succeed(batch, started, loop.time())
-
-    async def _check_claim(self) -> None:
-        """See that the idle writer's connection, and the claim it holds, are still there; if not, open
-        another and take the claim again at once (see :data:`CLAIM_CHECK_S`)."""
-        for _ in range(2):  # (a broken connection, then a new one)
-            try:
-                async with asyncio.timeout(CLAIM_CHECK_TIMEOUT_S):
-                    connection = await self._writer_connection()
-                    async with connection.begin():
-                        await connection.execute(text("SELECT 1"))
-                return
-            except InstanceTakenError:
-                return  # (lost for good: see _writer_connection)
-            except Exception as error:
-                await self._drop_connection()
-                if not _is_unavailable(error):
-                    log.warning("checking the database connection failed: %s", _reason(error))
-
-    async def _drop_connection(self) -> None:
-        """Let go of the writer's connection after a failure: it may be broken (the database restarted).
-        The instance's claim goes with it, and is taken again with the next one."""
-        connection, self._connection = self._connection, None
-        if connection is not None:
-            await _let_go(connection)
 
     async def _commit_one_by_one(self, batch: list[_Write]) -> None:
         loop = self._loop
@@ -692,14 +546,14 @@ class Store:
                     async with self._engine.begin() as connection:
                         await _apply_alone(connection, write.parts)
                 else:  # (the writer's, which holds the claim)
-                    connection = await self._writer_connection()
+                    connection = await self._claim.connection()
                     async with connection.begin():
                         await _apply_alone(connection, write.parts)
             except Exception as error:
-                if self._sqlite is None and not _is_about_the_data(error):
-                    await self._drop_connection()
+                if self._sqlite is None and not is_about_the_data(error):
+                    await self._claim.drop_connection()
                 self._fail(write, error)
-                if _is_unavailable(error) or isinstance(error, InstanceTakenError):
+                if is_unavailable(error) or isinstance(error, InstanceTakenError):
                     for rest in batch[index + 1 :]:
                         self._fail(rest, error)
                     return
@@ -713,25 +567,25 @@ class Store:
         stats.batch_size.observe(len(writes))
         stats.transaction_seconds.observe(committed - started)
         stats.commit_seconds.observe_all([committed - write.queued_at for write in writes])
-        moves = 0
+        moves, new_move = 0, Kind.NEW_MOVE  # (looked up once: see writes._NEW_MOVE)
         for write in writes:
-            if write.parts[0].kind == NEW_MOVE:
+            if write.parts[0].kind == new_move:
                 moves += 1
             write.settle(None)
         stats.moves += moves
 
     def _fail(self, write: _Write, error: Exception) -> None:
         self.stats.failed_writes += 1
-        write.settle(_storage_error(write, error))
+        write.settle(storage_error(write.parts[0], error))
 
     @asynccontextmanager
     async def _reading(self, what: str) -> AsyncIterator[None]:
         try:
             yield
         except Exception as error:
-            if _is_unavailable(error):
+            if is_unavailable(error):
                 raise DatabaseUnavailableError(
-                    f"{what} failed: database unavailable: {_reason(error)}"
+                    f"{what} failed: database unavailable: {reason(error)}"
                 ) from error
             raise
 
@@ -763,176 +617,19 @@ def _open_sqlite_file(engine: AsyncEngine) -> None:
             connection.execute("PRAGMA schema_version")  # reads the header: "file is not a database"
 
 
-def _lock_instance_file(database: str, instance_id: str) -> int:
-    """Lock ``<database>.instance-<sha256 of the id, 16 hex digits>.lock`` beside the SQLite file, and
-    return its descriptor: the lock lasts as long as it stays open, in this process.
-
-    An ``flock`` belongs to the open file, not to the process, so a second store is refused whether it
-    runs in another process or in this one; the kernel drops it when the process dies, so a killed
-    server's successor gets it at once. The file is never deleted: a server deleting it while another has just
-    opened it (and not yet locked it) would let a third lock a new file under the same name. Open and
-    lock are each a system call that does not wait, so this runs on the event loop, as
-    :func:`_open_sqlite_file` does.
-    """
-    digest = hashlib.sha256(instance_id.encode()).hexdigest()[:16]
-    lock_path = f"{os.path.realpath(database)}.instance-{digest}.lock"
-    try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError as error:
-        raise DatabaseOpenError(
-            f"cannot claim instance {instance_id!r}: cannot open its lock file {lock_path}: "
-            f"{error.strerror or error}"
-        ) from error
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise InstanceTakenError(
-            f"another server runs as instance {instance_id!r} on the database file {database} "
-            f"(it holds {lock_path})"
-        ) from None
-    except OSError as error:
-        os.close(fd)
-        raise DatabaseOpenError(
-            f"cannot claim instance {instance_id!r}: cannot lock its lock file {lock_path}: "
-            f"{error.strerror or error}"
-        ) from error
-    return fd
-
-
 async def _apply_alone(connection: AsyncConnection, parts: tuple[Part, ...]) -> None:
     """Apply one write's rows by themselves, raising the precise error of the first that fails."""
     for part in parts:
         statement = BATCH_STATEMENTS[part.kind]
         result = await connection.execute(statement, part.params)
         if isinstance(statement, Update) and result.rowcount == 0:
-            raise await _why_not_updated(connection, part)
-
-
-async def _why_not_updated(connection: AsyncConnection, part: Part) -> StorageError:
-    """Why an update of ``part`` changed no row: its player or match is missing, or the match's status."""
-    if part.kind == PLAYER_SEEN:
-        return NotFoundError(f"no player {part.params['p_id']!r}")
-    action, allowed = ("start", ("open",)) if part.kind == MATCH_START else ("finish", UNFINISHED_STATUSES)
-    match_id = part.params["p_id"]
-    status = await connection.scalar(select(MatchRow.status).where(MatchRow.id == match_id))
-    if status is None:
-        return NotFoundError(f"cannot {action} match {match_id!r}: no such match")
-    return ConflictError(f"cannot {action} match {match_id!r}: it is {status}, not {' or '.join(allowed)}")
-
-
-_NAMES = {
-    NEW_PLAYER: "player {name!r}",
-    PLAYER_SEEN: "last seen time of player {p_id!r}",
-    NEW_MATCH: "match {id!r}",
-    NEW_SEAT: "seat {seat} of match {match_id!r}",
-    MATCH_START: "start of match {p_id!r}",
-    NEW_MOVE: "move {ply} of match {match_id!r}",
-    MATCH_FINISH: "result of match {p_id!r}",
-    UNHEARD_CHAT: "chat line {p_seq} of match {p_match_id!r}",
-    NEW_CHAT: "chat line {seq} of match {match_id!r}",
-}
-"""How error messages name a write, by the kind of its first row, filled in from that row."""
-
-
-def _what(part: Part) -> str:
-    """Names the write that ``part`` begins in error messages, e.g. "move 12 of match 'k3x9'"."""
-    return _NAMES[part.kind].format_map(part.params)
-
-
-def _duplicate_error(write: _Write) -> StorageError:
-    """The error for a write that would store something already stored (a unique key it repeats)."""
-    part = write.parts[0]
-    params = part.params
-    if part.kind == NEW_PLAYER:
-        return ConflictError("another player already has this token hash")
-    if part.kind == NEW_MATCH:
-        return ConflictError(f"match id {params['id']!r} is already used")
-    if part.kind == NEW_SEAT:
-        return SeatTakenError(params["match_id"], params["seat"])
-    if part.kind == NEW_MOVE:
-        return DuplicateMoveError(params["match_id"], params["ply"])
-    return ConflictError(f"{write.what} is already stored")
-
-
-def _storage_error(write: _Write, error: Exception) -> StorageError:
-    if isinstance(error, StorageError):
-        return error
-    if _is_unavailable(error):
-        return DatabaseUnavailableError(f"{write.what} not stored: database unavailable: {_reason(error)}")
-    if isinstance(error, IntegrityError):
-        violation = _violation(error)
-        if violation == "unique":
-            return _duplicate_error(write)
-        if violation == "foreign_key":
-            return NotFoundError(f"{write.what} not stored: it names a match or player that does not exist")
-    return StorageError(f"{write.what} not stored: {_reason(error)}")
-
-
-def _reason(error: BaseException) -> str:
-    """The driver's own first line about ``error``: no SQL, no parameters (a token hash must not leak)."""
-    original = getattr(error, "orig", None) or error
-    lines = str(original).strip().splitlines()
-    return lines[0] if lines else type(original).__name__
-
-
-def _violation(error: IntegrityError) -> str | None:
-    """``"unique"``, ``"foreign_key"`` or ``"check"``, from PostgreSQL's SQLSTATE or SQLite's error name."""
-    original = error.orig
-    sqlstate = getattr(original, "sqlstate", None) or getattr(original, "pgcode", None)
-    if sqlstate is not None:
-        return {"23505": "unique", "23503": "foreign_key", "23514": "check"}.get(sqlstate)
-    name = getattr(original, "sqlite_errorname", "") or ""
-    for suffix, violation in (("PRIMARYKEY", "unique"), ("UNIQUE", "unique"), ("FOREIGNKEY", "foreign_key")):
-        if name.endswith(suffix):
-            return violation
-    return "check" if name.endswith("CHECK") else None
-
-
-UNAVAILABLE_SQLSTATES = ("08", "25006", "40001", "40P01", "53", "55000", "55P03", "57", "58")
-"""SQLSTATE prefixes that say the database cannot serve now, whatever was asked: a connection exception
-(class 08); a read-only transaction (25006: a standby, mid-failover); a serialization failure or deadlock
-(40001, 40P01: worth a retry); insufficient resources (class 53: a full disk, too many connections); a
-database not accepting connections (55000) or a lock not available in time (55P03); an operator's
-intervention (class 57: a statement timeout, or the server shutting down, starting up or gone); a system
-error (class 58: an I/O error). asyncpg's errors reach SQLAlchemy as a plain ``DBAPIError`` with that
-code."""
-
-
-def _is_unavailable(error: BaseException) -> bool:
-    """Whether ``error`` is about reaching the database rather than about the data written."""
-    if isinstance(error, DBAPIError):
-        if error.connection_invalidated:
-            return True
-        sqlstate = getattr(error.orig, "sqlstate", None)
-        if isinstance(sqlstate, str) and sqlstate.startswith(UNAVAILABLE_SQLSTATES):
-            return True
-    return isinstance(error, OperationalError | InterfaceError | OSError | TimeoutError)
-
-
-async def _let_go(connection: AsyncConnection) -> None:
-    """Close the writer's connection for good, not back into the pool: its session, and the claim it may
-    hold, end with it (a pooled connection would keep the lock, and the next one be refused it)."""
-    with contextlib.suppress(Exception):
-        await connection.invalidate()
-    with contextlib.suppress(Exception):
-        await connection.close()
-
-
-def _is_about_the_data(error: BaseException) -> bool:
-    """Whether ``error`` refuses the data written (a duplicate, a missing match, a value too long), which
-    leaves the connection as good as it was; any other error may have broken it."""
-    return isinstance(error, StorageError | IntegrityError | DataError)
+            raise await why_not_updated(connection, part)
 
 
 def _storable(text: str) -> bool:
     """Whether ``text`` could be a stored value: PostgreSQL text cannot hold NUL, so an id with one names
     nothing here (and PostgreSQL would answer a query for it with an error, not with no rows)."""
     return "\x00" not in text
-
-
-def _closed(parts: tuple[Part, ...]) -> StoreClosedError:
-    return StoreClosedError(f"{_what(parts[0])} not stored: the store is closed")
 
 
 def _chat_record(row: ChatLineRow) -> ChatRecord:
