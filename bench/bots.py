@@ -39,9 +39,10 @@ LAG_P99_TARGET_MS = 10.0
 @dataclass(frozen=True, slots=True)
 class BotsPlan:
     game: str = "connect4"
-    level: int = 6
-    """Level 6 searches 8 plies (about 0.6 s a move), without noise: each move is real work, and the
-    games are much alike from run to run, so worker counts compare like with like."""
+    level: int = 7
+    """Level 7 searches 7 plies without noise (some 40 ms a move): long enough that the pool's hand-off
+    is small beside the search, and the games are much alike from run to run, so worker counts compare
+    like with like."""
     games: int = 6
     worker_counts: tuple[int, ...] = (1, 2)
     probe_ms: float = 5.0

@@ -224,7 +224,7 @@ def _configure_bots(parser: argparse.ArgumentParser) -> None:
         type=int,
         choices=range(1, LEVEL_COUNT + 1),
         metavar="N",
-        help=f"the level of both bots, 1-{LEVEL_COUNT} (default 6; --quick: 3)",
+        help=f"the level of both bots, 1-{LEVEL_COUNT} (default 7; --quick: 3)",
     )
 
 
