@@ -482,7 +482,7 @@ class Match(msgspec.Struct, frozen=True, gc=False):
         it is that seat's turn and the move answers the last ply played."""
         if self.status != LIVE:  # (a live match is neither open nor over: no call to say so)
             self._require_live()
-        if self.clock is not None and self.clock.flagged(now) is not None:
+        if self._flagged(now) is not None:
             raise ProtocolError(ErrorCode.MATCH_OVER, f"time ran out in match {self.id}")
         turn = self.positions[-1].turn
         if turn != seat:
