@@ -26,6 +26,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
+from types import SimpleNamespace
 
 import msgspec
 
@@ -33,9 +34,8 @@ from bench.machine import machine_description
 from server.app import Server
 from server.bus import InProcessBus
 from server.config import ServerConfig
-from server.connection import Connection, TokenBucket
+from server.connection import Connection
 from server.eventloop import loop_factory
-from server.inbox import Handled, Pending
 from server.limits import GC_THRESHOLDS, tune_garbage_collector
 from server.storage import Store
 
@@ -87,7 +87,10 @@ class _KeptFrames(Connection):
     __slots__ = ("frames",)
 
     def __init__(self) -> None:
-        super().__init__(None, TokenBucket(rate=1e9, burst=10**9), max_buffer=1 << 30, address=None)  # type: ignore[arg-type]
+        settings = SimpleNamespace(
+            max_size=None, logger=None, rate_per_s=1e9, rate_burst=10**9, max_buffer=1 << 30
+        )
+        super().__init__(settings)  # type: ignore[arg-type]
         self.frames: list[bytes] = []
 
     def push(self, data: bytes) -> None:
@@ -116,19 +119,6 @@ class _GcTimer:
             self.seconds[info["generation"]] += pause
 
 
-async def _handled(handled: Handled) -> None:
-    """Wait until the message that ``Server._receive`` took is handled, whichever way it is (see
-    :data:`server.inbox.Handled`), as the connection's inbox would before its next message."""
-    if handled is None:
-        return
-    if isinstance(handled, Pending):
-        done = asyncio.get_running_loop().create_future()
-        handled.then(lambda: done.set_result(None))
-        await done
-        return
-    await handled
-
-
 async def _play(plan: MovesPlan, thresholds: Thresholds, directory: Path) -> MovesRun:
     store = await Store.open(f"sqlite+aiosqlite:///{directory}/moves.sqlite3")
     bus = InProcessBus()
@@ -137,7 +127,7 @@ async def _play(plan: MovesPlan, thresholds: Thresholds, directory: Path) -> Mov
     rng = random.Random(2)
 
     async def say(connection: _KeptFrames, request: dict[str, object]) -> None:
-        await _handled(server._receive(connection, msgspec.json.encode(request).decode()))
+        await server._receive(connection, msgspec.json.encode(request).decode())
 
     pairs: list[tuple[str, _KeptFrames, _KeptFrames]] = []
     for index in range(plan.matches):

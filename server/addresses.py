@@ -17,17 +17,14 @@ host's own fleet, load generators and tests) are never limited.
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, cast
 
 from websockets.datastructures import Headers
 
 from server.connection import TokenBucket
-from server.inbox import Inbox
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -183,7 +180,8 @@ class AddressQuota:
     connections: Holdings = field(init=False)
     """WebSocket connections open, by client (behind a trusted proxy, the client it names)."""
     openings: Holdings = field(init=False)
-    """Sockets whose HTTP request is not read yet, by the socket's peer (see :class:`CountedConnection`)."""
+    """Sockets whose HTTP request is not read yet, by the socket's peer (see
+    :meth:`server.connection.Connection.connection_made`)."""
 
     def __post_init__(self) -> None:
         self.connections = Holdings(self.max_connections)
@@ -235,53 +233,3 @@ def _host_of(remote_address: object) -> str | None:
     """The host of a socket's ``(host, port, ...)``; ``None`` for anything else (a Unix socket's ``""``)."""
     host = remote_address[0] if isinstance(remote_address, tuple) and remote_address else None
     return host if isinstance(host, str) else None
-
-
-class CountedConnection(Inbox):
-    """A server connection that counts against its peer's handshakes under way from the moment its
-    socket is accepted until its HTTP request is read, and is dropped at once past the cap.
-
-    A socket that sends nothing, or a byte at a time, holds a file descriptor until websockets'
-    ``open_timeout``; counted only once its request is read, one address could open thousands of them
-    and leave the server none. A server makes its own subclass with :meth:`counting`.
-
-    What it adds lives in a slot and on the class, not in each instance's ``__dict__``: three more keys
-    there took websockets' connection past what CPython's shared-key dicts hold, and cost 1.3 KiB a
-    connection (15.3 KiB became 16.7 in ``plyarena bench server``).
-    """
-
-    __slots__ = ("_opening",)
-    quota: ClassVar[AddressQuota]
-    refused: ClassVar[staticmethod[[], None]]
-    """Called for each socket dropped at accept (the server counts them)."""
-
-    @classmethod
-    def counting(cls, quota: AddressQuota, refused: Callable[[], None]) -> type[CountedConnection]:
-        """The connections of one server, counted against ``quota``."""
-        return type(cls.__name__, (cls,), {"__slots__": (), "quota": quota, "refused": staticmethod(refused)})
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._opening: str | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        super().connection_made(transport)
-        key = self.quota.peer_key(transport.get_extra_info("peername"))
-        if not self.quota.openings.take(key):
-            self.refused()
-            # (the handshake then ends at once, and quietly: nothing was read; a socket's transport aborts)
-            cast(asyncio.Transport, transport).abort()
-            return
-        self._opening = key
-
-    async def handshake(self, *args: Any, **kwargs: Any) -> None:
-        # The handshake's first step waits for the request, or for the socket to close; the count ends
-        # there, or if the wait is cancelled (``open_timeout``, the server closing).
-        try:
-            await asyncio.wait(
-                (self.request_rcvd, self.connection_lost_waiter), return_when=asyncio.FIRST_COMPLETED
-            )
-        finally:
-            self.quota.openings.give_back(self._opening)
-            self._opening = None
-        await super().handshake(*args, **kwargs)

@@ -22,23 +22,22 @@ from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
-from websockets.asyncio.server import Server as WebSocketServer
-from websockets.asyncio.server import ServerConnection, serve
 from websockets.frames import CloseCode
+from websockets.http11 import Request as HttpRequest
 
 from games import GAMES
 from server import protocol
-from server.addresses import AddressQuota, Allowance, CountedConnection, parse_networks
+from server.addresses import AddressQuota, Allowance, parse_networks
 from server.bot_catalog import BotCatalog
 from server.bus import EventBus, bus_from_url
 from server.clock import TimeControl, describe
 from server.config import ServerConfig
-from server.connection import Connection, TokenBucket
-from server.errors import ErrorCode, ProtocolError, ServerStartError
+from server.connection import Connection
+from server.errors import ErrorCode, ProtocolError, ServerStartError, storage_failure
 from server.http import HttpFront
 from server.ids import new_match_id
-from server.inbox import Handled, Inbox, Pending
-from server.live import Intent, MatchHost, player_info, storage_failure
+from server.listener import Listener
+from server.live import Intent, MatchHost, player_info
 from server.lobby import TOPIC_ROOT, Lobby
 from server.match import Match
 from server.metrics import Metrics, measure_loop_lag
@@ -55,7 +54,8 @@ websockets_log = logging.getLogger("server.websockets")
 and frames carry tokens."""
 websockets_log.setLevel(logging.INFO)
 
-Handler = Callable[[Connection, Any], Awaitable[object] | Handled]
+Handler = Callable[[Connection, Any], Awaitable[object]]
+"""Handles one kind of request: what it returns is awaited, as the request's task."""
 
 
 class Server:
@@ -69,10 +69,7 @@ class Server:
         *,
         now: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
-        at_once: bool = True,
     ) -> None:
-        """``at_once=False`` takes every request of a match through the host's coroutine, never its
-        callbacks (see :meth:`MatchHost.act_soon`): the tests hold the two ways to the same answers."""
         self.config = config
         self.store = store
         self.bus = bus
@@ -88,8 +85,6 @@ class Server:
             self.metrics,
             now,
             lambda: self.ws_url,
-            self._refuse_error,
-            at_once=at_once,
         )
         self.bot_catalog = BotCatalog()
         self.quota = AddressQuota(
@@ -110,7 +105,7 @@ class Server:
             parse_networks(config.metrics_networks),
             now,
         )
-        self._websockets: WebSocketServer | None = None
+        self._listener: Listener | None = None
         self._lobby_task: asyncio.Task[None] | None = None
         self._bot_catalog_task: asyncio.Task[None] | None = None
         self._loop_lag_task: asyncio.Task[None] | None = None
@@ -121,17 +116,8 @@ class Server:
             protocol.JoinMatch: self._join,
             protocol.WatchMatch: self._watch,
             protocol.LeaveMatch: self._leave,
-            protocol.PlayMove: self._act,
-            protocol.Resign: self._act,
-            protocol.OfferDraw: self._act,
-            protocol.AcceptDraw: self._act,
-            protocol.DeclineDraw: self._act,
-            protocol.Abort: self._act,
-            protocol.OfferRematch: self._act,
-            protocol.AcceptRematch: self._act,
-            protocol.DeclineRematch: self._act,
-            protocol.SendChat: self._act,
             protocol.SetBotStatus: self._bot_status,
+            **dict.fromkeys(MATCH_ACTIONS, self._act),
         }
 
     # ----------------------------------------------------------------- lifecycle
@@ -150,21 +136,24 @@ class Server:
 
     async def start(self) -> None:
         """Bind, restore the matches this instance hosted, then start accepting connections."""
-        self._websockets = await serve(
-            self._serve_connection,
+        self._listener = listener = await Listener.start(
             self.config.host,
             self.config.port,
             process_request=self.http,
-            create_connection=CountedConnection.counting(self.quota, self._refused_at_accept),
-            compression=None,
+            opened=self._opened,
+            received=self._receive,
+            closed=self._closed,
+            quota=self.quota,
+            refused=self._refused_at_accept,
             max_size=self.config.max_frame_bytes,
-            origins=None,
+            max_buffer=self.config.max_write_buffer_bytes,
+            rate_per_s=self.config.rate_per_s,
+            rate_burst=self.config.rate_burst,
             server_header="Ply Arena",
             logger=websockets_log,
-            start_serving=False,
         )
         if self.config.port == 0:
-            port = self._websockets.sockets[0].getsockname()[1]
+            port = listener.sockets[0].getsockname()[1]
             self.config = replace(self.config, port=port)
             self.host.config = self.config
         self.http.allowed_origins = self._allowed_origins()
@@ -177,7 +166,7 @@ class Server:
             measure_loop_lag(self.metrics.loop_lag_seconds), name="plyarena-loop-lag"
         )
         gc.callbacks.append(self.metrics.time_collections)
-        await self._websockets.start_serving()
+        await listener.start_serving()
 
     async def close(self) -> None:
         """Stop accepting and close connections (code 1001); the bus, closed after, sends what waits for
@@ -185,9 +174,9 @@ class Server:
         say nothing there."""
         if self.store.claim_lost.is_set():
             self.bus.disown()  # (withdrawn entries and an offline status would be the other server's)
-        if self._websockets is not None:
-            self._websockets.close()
-            await self._websockets.wait_closed()
+        if self._listener is not None:
+            self._listener.close()
+            await self._listener.wait_closed()
         await self.host.close()
         self.lobby.withdraw()
         with contextlib.suppress(ValueError):  # (not there if start failed)
@@ -220,37 +209,41 @@ class Server:
     def _refused_at_accept(self) -> None:
         self.metrics.connections_refused_total += 1
 
-    async def _serve_connection(self, websocket: ServerConnection) -> None:
-        assert isinstance(websocket, Inbox) and websocket.request is not None  # (the handshake is done)
-        address = self.quota.client_of(websocket.remote_address, websocket.request.headers)
-        forget_handshake_headers(websocket)
-        if not self.quota.connected(address):  # (handshakes at once may all have passed the HTTP check)
+    def _opened(self, connection: Connection, request: HttpRequest) -> bool:
+        """Count a connection in once upgraded (its request's headers are let go after); ``False`` if
+        its address holds its fill: handshakes at once may all have passed the HTTP check."""
+        address = self.quota.client_of(connection.remote_address, request.headers)
+        if not self.quota.connected(address):
             self.metrics.connections_refused_total += 1
-            await websocket.close(CloseCode.TRY_AGAIN_LATER, "too many connections from your address")
-            return
-        connection = Connection(
-            websocket,
-            TokenBucket(self.config.rate_per_s, self.config.rate_burst),
-            self.config.max_write_buffer_bytes,
-            address,
-        )
+            connection.close(CloseCode.TRY_AGAIN_LATER, "too many connections from your address")
+            return False
+        connection.address = address
         self.metrics.connections += 1
         self.metrics.connections_total += 1
-        try:
-            # A text frame comes as str, its UTF-8 checked: text that is not UTF-8 fails the connection
-            # (close code 1007), as RFC 6455 requires. A binary frame comes as bytes.
-            await websocket.serve_messages(partial(self._receive, connection))
-        finally:
-            self.metrics.connections -= 1
-            self.quota.disconnected(address)
-            self.lobby.subscribers.discard(connection)
-            await self.host.disconnected(connection)
+        return True
 
-    def _receive(self, connection: Connection, frame: str | bytes) -> Handled:
-        """Handle a message: at once when it can be (a refusal, and most moves: see
-        :meth:`MatchHost.act_soon`), else by the :class:`Pending` or in the coroutine returned (see
-        :class:`Inbox`)."""
+    async def _closed(self, connection: Connection) -> None:
+        """Count a connection out once closed and every message before the close is handled."""
+        self.metrics.connections -= 1
+        self.quota.disconnected(connection.address)
+        self.lobby.subscribers.discard(connection)
+        await self.host.disconnected(connection)
+
+    async def _receive(self, connection: Connection, frame: str | bytes) -> None:
+        """Handle a message (in a task of its own, the connection's next message waiting for it): a text
+        frame as ``str``, its UTF-8 checked by the connection, a binary one as ``bytes``. A refused
+        request is answered with one ``error`` and changes nothing."""
         self.metrics.requests_total += 1
+        request = self._admit(connection, frame)
+        if request is None:
+            return
+        try:
+            await self._dispatch(connection, request)
+        except Exception as error:
+            self._refuse_error(connection, error, request.id)
+
+    def _admit(self, connection: Connection, frame: str | bytes) -> Request | None:
+        """The request in ``frame``, within the connection's rate limit; ``None`` once refused."""
         if not connection.bucket.take(self.now()):
             self._refuse(
                 connection,
@@ -260,35 +253,20 @@ class Server:
             )
             return None
         try:
-            request = protocol.decode_request(
+            return protocol.decode_request(
                 frame, self.config.max_message_bytes, binary=isinstance(frame, bytes)
             )
         except UndecodableRequest as error:
             self._refuse(connection, error.code, error.message, error.request_id)
             return None
-        work: Awaitable[object] | Pending | None
-        try:
-            if isinstance(request, protocol.Hello):
-                work = self._hello(connection, request)
-            elif connection.player is None:
-                raise ProtocolError(ErrorCode.HELLO_REQUIRED, "say hello first (with a name, or your token)")
-            else:
-                work = self._handlers[type(request)](connection, request)
-        except Exception as error:
-            self._refuse_error(connection, error, request.id)
-            return None
-        if work is None or type(work) is Pending:
-            return work
-        return self._answering(connection, request.id, work)
 
-    async def _answering(
-        self, connection: Connection, request_id: protocol.RequestId, work: Awaitable[object]
-    ) -> None:
-        """Wait for ``work``, which answers a request; refuse the request if it fails."""
-        try:
-            await work
-        except Exception as error:
-            self._refuse_error(connection, error, request_id)
+    def _dispatch(self, connection: Connection, request: Request) -> Awaitable[object]:
+        """The handling of ``request``: its handler's, once the connection has said hello."""
+        if isinstance(request, protocol.Hello):
+            return self._hello(connection, request)
+        if connection.player is None:
+            raise ProtocolError(ErrorCode.HELLO_REQUIRED, "say hello first (with a name, or your token)")
+        return self._handlers[type(request)](connection, request)
 
     def _refuse_error(self, connection: Connection, error: Exception, request_id: protocol.RequestId) -> None:
         """Refuse a request that failed with ``error``: as the refusal or the store's failure says, or else
@@ -410,53 +388,37 @@ class Server:
         await self.host.note_bot_status(live, note)
         connection.send(protocol.Ok(id=request.id))
 
-    def _act(self, connection: Connection, request: Any) -> Awaitable[object] | Pending | None:
-        """Every request that a seated player makes within a match: in callbacks when it can be, else
-        in the host's coroutine (see :meth:`MatchHost.act_soon`)."""
+    def _act(self, connection: Connection, request: Any) -> Awaitable[None]:
+        """Every request that a seated player makes within a match (see :data:`MATCH_ACTIONS`): the
+        host's one path, whose coroutine :meth:`_receive` awaits."""
         player = connection.player
         assert player is not None
         resend = (request.ply, request.move) if isinstance(request, protocol.PlayMove) else None
-        intent = _intent(request, player.id)
-        return self.host.act_soon(request.match_id, intent, connection, request.id, resend)
+        intent = MATCH_ACTIONS[type(request)](request, player.id)
+        return self.host.act(request.match_id, intent, connection, request.id, resend)
 
 
-def _intent(request: Request, player_id: str) -> Intent:
-    """The match method that carries out ``request`` for ``player_id``, all but the match and the time bound.
-
-    A ``partial`` rather than a closure: under load thousands of intents wait for their commits at once,
-    and a closure is a function, a tuple and a cell per variable for the GC to scan, a partial one object.
-    """
-    match request:
-        case protocol.PlayMove(ply=ply, move=move, engine=engine):
-            return partial(Match.move, player_id=player_id, ply=ply, text=move, engine=engine)
-        case protocol.Resign():
-            return partial(Match.resign, player_id=player_id)
-        case protocol.OfferDraw():
-            return partial(Match.offer_draw, player_id=player_id)
-        case protocol.AcceptDraw():
-            return partial(Match.accept_draw, player_id=player_id)
-        case protocol.DeclineDraw():
-            return partial(Match.decline_draw, player_id=player_id)
-        case protocol.Abort():
-            return partial(Match.abort, player_id=player_id)
-        case protocol.OfferRematch():
-            return partial(Match.offer_rematch, player_id=player_id, new_match_id=new_match_id())
-        case protocol.AcceptRematch():
-            return partial(Match.accept_rematch, player_id=player_id, new_match_id=new_match_id())
-        case protocol.DeclineRematch():
-            return partial(Match.decline_rematch, player_id=player_id)
-        case protocol.SendChat(text=text):
-            return partial(Match.chat, player_id=player_id, text=text)
-    raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"{type(request).__name__} is not a match action")
-
-
-def forget_handshake_headers(websocket: ServerConnection) -> None:
-    """Let go of the opening handshake's headers once read. websockets keeps the request's and the
-    response's for as long as the connection lasts: two dicts, some 16 lists and their strings, a quarter
-    of the objects that a connection holds, and every full collection visits them all."""
-    for message in (websocket.request, websocket.response):
-        if message is not None:
-            message.headers.clear()
+MATCH_ACTIONS: dict[type[Request], Callable[[Any, str], Intent]] = {
+    protocol.PlayMove: lambda request, player_id: partial(
+        Match.move, player_id=player_id, ply=request.ply, text=request.move, engine=request.engine
+    ),
+    protocol.Resign: lambda _, player_id: partial(Match.resign, player_id=player_id),
+    protocol.OfferDraw: lambda _, player_id: partial(Match.offer_draw, player_id=player_id),
+    protocol.AcceptDraw: lambda _, player_id: partial(Match.accept_draw, player_id=player_id),
+    protocol.DeclineDraw: lambda _, player_id: partial(Match.decline_draw, player_id=player_id),
+    protocol.Abort: lambda _, player_id: partial(Match.abort, player_id=player_id),
+    protocol.OfferRematch: lambda _, player_id: partial(
+        Match.offer_rematch, player_id=player_id, new_match_id=new_match_id()
+    ),
+    protocol.AcceptRematch: lambda _, player_id: partial(
+        Match.accept_rematch, player_id=player_id, new_match_id=new_match_id()
+    ),
+    protocol.DeclineRematch: lambda _, player_id: partial(Match.decline_rematch, player_id=player_id),
+    protocol.SendChat: lambda request, player_id: partial(Match.chat, player_id=player_id, text=request.text),
+}
+"""The requests a seated player makes within a match, each with what turns it into its intent: the
+:class:`Match` method that carries it out, all but the match and the time bound. Adding a match action
+is a method of ``Match`` and a line here."""
 
 
 @contextlib.asynccontextmanager

@@ -1,28 +1,56 @@
-"""One client connection: who it is, what it follows, how fast it may talk.
+"""One client connection: an asyncio protocol of ours driving websockets' sans-I/O ``ServerProtocol``
+through its public API, as websockets' own asyncio shell does (``websockets.asyncio.connection``).
 
-Sending never waits: a reply or an event is pushed into the connection's
-write buffer at once (as ``websockets.broadcast`` does), so a slow reader can
-never hold up a match. A reader that lets too much pile up is closed instead.
+Sending never waits: a message is pushed into the write buffer at once (as ``websockets.broadcast``
+does), so a slow reader never holds up a match; one that lets too much pile up is dropped instead.
+
+Messages go to the server one at a time and in order, each in a task of its own; those that come
+meanwhile wait in a deque, made only while some wait, and reading pauses while too many wait.
+
+Keepalive pings go only to quiet connections, spread over their interval. Connections opened together
+(every client of a restarted server coming back at once) would otherwise ping together for as long as
+they last, a wave that held moves back (docs/performance.md): so each keeps its own beat, one interval
+long, starting after a random part of one. And a client that sent a frame since the last beat has just
+answered "are you there?": a beat pings only a connection that said nothing since the previous one. A
+dead peer is still found, within two intervals and the ping timeout.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import itertools
 import logging
-import struct
+import random
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
-from websockets.asyncio.server import ServerConnection
-from websockets.protocol import OPEN
+from websockets.frames import CloseCode, Frame, Opcode
+from websockets.http11 import Request, Response
+from websockets.protocol import CONNECTING, OPEN
+from websockets.server import ServerProtocol
 
 from server.protocol import ServerMessage, encode
 from server.storage.records import PlayerRecord
 
 if TYPE_CHECKING:
     from server.addresses import Address
+    from server.listener import Listener
 
 log = logging.getLogger(__name__)
+
+MAX_FRAGMENTS = 4096
+"""Fragments one message may have (as websockets' own ``recv``): empty ones add nothing to ``max_size``."""
+MAX_QUEUE_HIGH, MAX_QUEUE_LOW = 16, 4
+"""Reading pauses while more messages than the first wait to be handled, and resumes at the second."""
+TASK_NAME = "plyarena-message"
+"""The name of every task that handles a message (a name given: "Task-N" is formatted for each)."""
+
+_TOO_MANY: list[Frame] = []
+"""In place of the fragments of a message that had too many: the rest of it is dropped."""
+_ids = itertools.count(1)
 
 
 @dataclass(slots=True)
@@ -52,74 +80,367 @@ class TokenBucket:
         return True
 
 
-class Connection:
+class Connection(asyncio.Protocol):
     """A WebSocket client as the server sees it; hashable, so it can sit in watcher sets."""
 
-    __slots__ = ("address", "bucket", "matches", "max_buffer", "player", "websocket")
+    __slots__ = (
+        "_beat",
+        "_busy",
+        "_failed",
+        "_fragments",
+        "_heard",
+        "_lost",
+        "_messages",
+        "_opened",
+        "_opening",
+        "_paused",
+        "_ping",
+        "_timer",
+        "address",
+        "bucket",
+        "id",
+        "listener",
+        "matches",
+        "max_buffer",
+        "player",
+        "protocol",
+        "transport",
+    )
 
-    def __init__(
-        self,
-        websocket: ServerConnection,
-        bucket: TokenBucket,
-        max_buffer: int,
-        address: Address | None,
-    ) -> None:
-        self.websocket = websocket
-        self.bucket = bucket
-        self.max_buffer = max_buffer
-        self.address = address
+    def __init__(self, listener: Listener) -> None:
+        self.listener = listener
+        self.protocol = ServerProtocol(
+            origins=None, extensions=None, max_size=listener.max_size, logger=listener.logger
+        )
+        self.transport: asyncio.Transport | None = None
+        self.id = next(_ids)
+        self.bucket = TokenBucket(listener.rate_per_s, listener.rate_burst)
+        self.max_buffer = listener.max_buffer
+        self.address: Address | None = None
         """The client's address (behind trusted proxies), by which its allowances are counted."""
         self.player: PlayerRecord | None = None
         self.matches: set[str] = set()
         """Ids of the matches whose events this connection receives."""
+        self._opening: tuple[str | None] | None = None
+        """The key this socket counts against in its peer's openings, until its request is read."""
+        self._timer: asyncio.TimerHandle | None = None
+        """The open timeout, then the close timeout once a close is expected."""
+        self._beat: asyncio.TimerHandle | None = None
+        self._ping: bytes | None = None
+        self._heard = False
+        """Whether a frame came from the peer since the last beat (or the last pong awaited)."""
+        self._fragments: list[Frame] | None = None
+        self._messages: deque[tuple[Opcode | None, bytes]] | None = None
+        """Whole messages waiting (``None`` as opcode: one of too many fragments); only while some wait."""
+        self._busy: asyncio.Task[None] | None = None
+        """The handshake's task, then the task handling a message: what the next message waits for."""
+        self._paused = False
+        self._opened = False
+        self._failed = False
+        self._lost = False
 
     @property
     def player_id(self) -> str | None:
         return None if self.player is None else self.player.id
+
+    @property
+    def remote_address(self) -> Any:
+        return None if self.transport is None else self.transport.get_extra_info("peername")
 
     def send(self, message: ServerMessage) -> None:
         self.push(encode(message))
 
     def push(self, data: bytes) -> None:
         """Queue an already encoded message, without waiting; close a client that stopped reading."""
-        transport = self.websocket.transport
-        if transport is not None and transport.get_write_buffer_size() > self.max_buffer:
+        transport = self.transport
+        if transport is None:
+            return
+        if transport.get_write_buffer_size() > self.max_buffer:
             if not transport.is_closing():  # (once: messages sent its way until it is gone go nowhere)
-                log.warning(
-                    "closing %s: more than %d bytes unread", self.websocket.remote_address, self.max_buffer
-                )
+                log.warning("closing %s: more than %d bytes unread", self.remote_address, self.max_buffer)
                 transport.abort()
             return
-        websocket = self.websocket
-        if websocket.protocol.state is not OPEN:  # (closing: nothing more may be sent)
+        if self.protocol.state is not OPEN:  # (closing: nothing more may be sent)
             return
         try:
-            transport.write(text_frame(data))
+            self.protocol.send_text(data)
+            self._flush()
         except Exception as error:  # (as broadcast: one connection's failure is not the sender's)
-            log.warning("skipped a message to %s: %s", websocket.remote_address, error)
+            log.warning("skipped a message to %s: %s", self.remote_address, error)
+
+    def close(self, code: int = CloseCode.NORMAL_CLOSURE, reason: str = "") -> None:
+        """Start the closing handshake; the socket is dropped if the peer does not finish it in time."""
+        if self.protocol.state is not OPEN:
+            return
+        self.protocol.send_close(code, reason)
+        self._flush()
+        self._arm_close()
 
     def __repr__(self) -> str:
-        return f"<Connection {self.websocket.id} player={self.player_id}>"
+        return f"<Connection {self.id} player={self.player_id}>"
 
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        transport = cast(asyncio.Transport, transport)  # (uvloop's is not a subclass of asyncio's)
+        self.transport = transport
+        listener = self.listener
+        listener.connections.add(self)
+        # A socket that sends nothing, or a byte at a time, holds a file descriptor until the open
+        # timeout: counted only once its request is read, one address could leave the server none.
+        key = listener.quota.peer_key(transport.get_extra_info("peername"))
+        if not listener.quota.openings.take(key):
+            listener.refused()
+            transport.abort()
+            return
+        self._opening = (key,)
+        self._timer = asyncio.get_running_loop().call_later(listener.open_timeout, transport.abort)
 
-_LENGTH_16 = struct.Struct("!BBH")
-_LENGTH_64 = struct.Struct("!BBQ")
+    def data_received(self, data: bytes) -> None:
+        protocol = self.protocol
+        protocol.receive_data(data)
+        events = protocol.events_received()
+        self._flush()  # (answers to pings and to a close)
+        if protocol.close_expected():
+            self._arm_close()
+        for event in events:
+            if isinstance(event, Frame):
+                self._frame(event)
+            elif isinstance(event, Request):
+                self._request(event)
 
+    def eof_received(self) -> None:
+        self.protocol.receive_eof()
+        self._flush()
 
-def text_frame(data: bytes) -> bytes:
-    """``data`` as one whole, unmasked text frame (RFC 6455, 5.2): what a server sends.
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.protocol.receive_eof()
+        self._lost = True
+        self._give_back_opening()
+        for timer in (self._timer, self._beat):
+            if timer is not None:
+                timer.cancel()
+        self._timer = self._beat = None
+        if self._busy is None:  # (else the message in hand, and those queued after it, come first)
+            self._go_on()
 
-    The bytes websockets' ``Frame.serialize`` makes (``tests/test_connection.py`` holds the two to the
-    same), without the frame object, its checks, its buffer and the protocol's list of writes that
-    sending through websockets goes through: two of these a move, on a server that compresses nothing
-    (``compression=None``) and never sends a message in fragments.
-    """
-    length = len(data)
-    if length < 126:
-        return bytes((0x81, length)) + data
-    if length < 65536:
-        return _LENGTH_16.pack(0x81, 126, length) + data
-    return _LENGTH_64.pack(0x81, 127, length) + data
+    def _flush(self) -> None:
+        """Write what the protocol has to send; an empty chunk is its end of the stream."""
+        transport = self.transport
+        assert transport is not None
+        for data in self.protocol.data_to_send():
+            if data:
+                transport.write(data)
+            elif transport.can_write_eof():
+                with contextlib.suppress(Exception):  # (undocumented; uvloop can raise RuntimeError)
+                    transport.write_eof()
+            else:
+                transport.close()
+
+    def _arm_close(self) -> None:
+        """Drop the socket if it is not closed within the close timeout (once; the open timeout, while it
+        runs, bounds a failed handshake)."""
+        if self._timer is None and self.transport is not None and not self._lost:
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_later(self.listener.close_timeout, self.transport.abort)
+
+    def _fail(self, code: CloseCode, reason: str) -> None:
+        """Fail the connection; what waits to be handled is dropped."""
+        self._failed = True
+        self._messages = None
+        self.protocol.fail(code, reason)
+        self._flush()
+        self._arm_close()
+
+    def _give_back_opening(self) -> None:
+        if self._opening is not None:
+            self.listener.quota.openings.give_back(self._opening[0])
+            self._opening = None
+
+    def _request(self, request: Request) -> None:
+        self._give_back_opening()
+        self._busy = asyncio.Task(self._handshake(request), name="plyarena-handshake")
+
+    async def _handshake(self, request: Request) -> None:
+        """Answer the request: the HTTP front's response, or the upgrade; then the connection is open."""
+        try:
+            response = await self._response(request)
+            if self.protocol.state is CONNECTING and not self._lost:  # (else closed meanwhile)
+                self.protocol.send_response(response)
+                self._flush()  # (a response that is not the upgrade ends the stream: the socket closes)
+                if response.status_code == 101:
+                    self._open(request, response)
+        except Exception:
+            self.listener.logger.error("opening handshake failed", exc_info=True)
+            if self.transport is not None:
+                self.transport.abort()
+        finally:
+            self._busy = None
+            self._go_on()  # (messages that came with the request, or the close)
+
+    async def _response(self, request: Request) -> Response:
+        listener, protocol = self.listener, self.protocol
+        try:
+            response = await listener.process_request(self, request)
+        except Exception:
+            listener.logger.error("process_request failed", exc_info=True)
+            response = protocol.reject(
+                500, "Failed to open a WebSocket connection.\nSee server log for more information.\n"
+            )
+        if response is None:
+            response = protocol.accept(request)
+        if response.status_code == 101 and not listener.serving:
+            response = protocol.reject(503, "Server is shutting down.\n")
+        response.headers["Server"] = listener.server_header
+        return response
+
+    def _open(self, request: Request, response: Response) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        listener = self.listener
+        self._opened = listener.opened(self, request)
+        # Headers kept for as long as the connection lasts otherwise: a quarter of its objects.
+        request.headers.clear()
+        response.headers.clear()
+        interval = listener.ping_interval
+        if interval is not None and self.protocol.state is OPEN:
+            self._heard = True  # (the request, and the hello: the first beat pings no one)
+            self._beat = asyncio.get_running_loop().call_later(random.random() * interval, self._on_beat)
+
+    def _next_beat(self) -> None:
+        interval = self.listener.ping_interval
+        assert interval is not None
+        self._beat = asyncio.get_running_loop().call_later(interval, self._on_beat)
+
+    def _on_beat(self) -> None:
+        """Ping a connection quiet for a whole beat; fail it if no pong comes within the ping timeout."""
+        if self.protocol.state is not OPEN:
+            self._beat = None
+            return
+        if self._heard:
+            self._heard = False
+            self._next_beat()
+            return
+        self._ping = random.getrandbits(32).to_bytes(4, "big")
+        self.protocol.send_ping(self._ping)
+        self._flush()
+        self._beat = asyncio.get_running_loop().call_later(self.listener.ping_timeout, self._no_pong)
+
+    def _pong(self, data: bytes) -> None:
+        if self._ping is None or data != self._ping:
+            return
+        self._ping = None
+        self._heard = False  # (the pong: the next beat asks again, unless something else comes)
+        if self._beat is not None:
+            self._beat.cancel()
+        self._next_beat()
+
+    def _no_pong(self) -> None:
+        self._beat = self._ping = None
+        if self.protocol.state is OPEN:
+            self._fail(CloseCode.INTERNAL_ERROR, "keepalive ping timeout")
+
+    def _frame(self, frame: Frame) -> None:
+        self._heard = True
+        opcode = frame.opcode
+        if opcode is Opcode.PONG:
+            self._pong(bytes(frame.data))
+        elif opcode is Opcode.CONT:
+            self._continuation(frame)
+        elif opcode is Opcode.TEXT or opcode is Opcode.BINARY:
+            if frame.fin:
+                self._deliver(opcode, bytes(frame.data))
+            else:
+                self._fragments = [frame]
+
+    def _continuation(self, frame: Frame) -> None:
+        fragments = self._fragments
+        assert fragments is not None  # (the protocol refuses a continuation that continues nothing)
+        if fragments is _TOO_MANY:
+            if frame.fin:
+                self._fragments = None
+            return
+        fragments.append(frame)
+        if len(fragments) > MAX_FRAGMENTS:
+            self._fragments = None if frame.fin else _TOO_MANY
+            self._deliver(None, b"")
+        elif frame.fin:
+            self._fragments = None
+            self._deliver(fragments[0].opcode, b"".join(fragment.data for fragment in fragments))
+
+    def _deliver(self, opcode: Opcode | None, data: bytes) -> None:
+        """Handle a whole message now if none is being handled, else queue it; pause reading past
+        :data:`MAX_QUEUE_HIGH`."""
+        if self._failed:
+            return
+        if self._busy is None:
+            self._start(opcode, data)
+            return
+        messages = self._messages
+        if messages is None:
+            messages = self._messages = deque()
+        messages.append((opcode, data))
+        if len(messages) > MAX_QUEUE_HIGH and not self._paused and self.transport is not None:
+            self._paused = True
+            self.transport.pause_reading()
+
+    def _go_on(self) -> None:
+        """Hand over waiting messages until one is being handled; once none is left and the socket is
+        closed, the server's closed callback runs."""
+        while self._busy is None:
+            messages = self._messages
+            if messages is None:
+                if self._lost:
+                    self._busy = asyncio.Task(self._closing(), name="plyarena-closed")
+                return
+            opcode, data = messages.popleft()
+            if not messages:
+                self._messages = None
+            if self._paused and len(messages) <= MAX_QUEUE_LOW and not self._lost:
+                self._paused = False
+                assert self.transport is not None
+                self.transport.resume_reading()
+            self._start(opcode, data)
+
+    def _start(self, opcode: Opcode | None, data: bytes) -> None:
+        """Hand one message to the server, in a task of its own; until it is done, the next waits."""
+        message: str | bytes
+        if opcode is Opcode.TEXT:
+            try:
+                message = data.decode()
+            except UnicodeDecodeError as error:
+                self._fail(CloseCode.INVALID_DATA, f"{error.reason} at position {error.start}")
+                return
+        elif opcode is Opcode.BINARY:
+            message = data
+        else:
+            self._fail(CloseCode.MESSAGE_TOO_BIG, "too many fragments")
+            return
+        try:
+            work = self.listener.received(self, message)
+        except Exception:
+            self.listener.logger.error("handling a message failed", exc_info=True)
+            return
+        # A ``Task`` made directly, and named: ``create_task`` would name it "Task-N", formatted each time.
+        self._busy = asyncio.Task(self._handling(work), name=TASK_NAME)
+
+    async def _handling(self, work: Any) -> None:
+        try:
+            await work
+        except Exception:
+            self.listener.logger.error("handling a message failed", exc_info=True)
+        finally:
+            self._busy = None
+            self._go_on()
+
+    async def _closing(self) -> None:
+        """The socket is closed and every message before the close handled: tell the server, once."""
+        try:
+            if self._opened:
+                await self.listener.closed(self)
+        except Exception:
+            self.listener.logger.error("closing a connection failed", exc_info=True)
+        finally:
+            self.listener.forget(self)
 
 
 def push_to(connections: Iterable[Connection], data: bytes) -> None:

@@ -8,6 +8,14 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from server.storage.errors import (
+    ConflictError,
+    DuplicateMoveError,
+    NotFoundError,
+    SeatTakenError,
+    StorageError,
+)
+
 
 class ErrorCode(StrEnum):
     """Every ``code`` an ``error`` message can carry (documented in docs/protocol.md)."""
@@ -67,3 +75,16 @@ class ServerStartError(Exception):
 
     The message says which and why, in words an operator can act on (and with no password in it).
     """
+
+
+def storage_failure(error: StorageError) -> ProtocolError:
+    """The protocol error for a write the store refused; nothing of it was stored."""
+    if isinstance(error, DuplicateMoveError):
+        return ProtocolError(ErrorCode.STALE_PLY, str(error))
+    if isinstance(error, SeatTakenError):
+        return ProtocolError(ErrorCode.SEAT_TAKEN, str(error))
+    if isinstance(error, NotFoundError):
+        return ProtocolError(ErrorCode.NOT_FOUND, str(error))
+    if isinstance(error, ConflictError):
+        return ProtocolError(ErrorCode.NOT_ALLOWED, str(error))
+    return ProtocolError(ErrorCode.UNAVAILABLE, f"not stored, try again: {error}")

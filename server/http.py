@@ -20,13 +20,13 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import msgspec
-from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers, MultipleValuesError
 from websockets.http11 import Request, Response
 
 from games import GAMES
 from server.addresses import AddressQuota, Network, in_networks
 from server.bot_catalog import BotCatalog
+from server.connection import Connection
 from server.errors import ErrorCode
 from server.export import export_text
 from server.metrics import Metrics
@@ -109,7 +109,7 @@ class HttpFront:
         self.allowed_origins: frozenset[str] | None = frozenset()
         """Browser origins that may open a WebSocket (``None``: any); clients that send none always may."""
 
-    async def __call__(self, connection: ServerConnection, request: Request) -> Response | None:
+    async def __call__(self, connection: Connection, request: Request) -> Response | None:
         url = urlsplit(request.path)
         try:
             if url.path == WEBSOCKET_PATH:
@@ -145,7 +145,7 @@ class HttpFront:
             return await self._api(parts[1:], query, headers)
         return self._static(path, headers)
 
-    def _check_upgrade(self, connection: ServerConnection, headers: Headers) -> None:
+    def _check_upgrade(self, connection: Connection, headers: Headers) -> None:
         """Refuse a WebSocket from a browser page of another site, or from a client holding its fill."""
         origin = headers.get("Origin")
         if origin is not None and self.allowed_origins is not None and origin not in self.allowed_origins:
@@ -159,13 +159,13 @@ class HttpFront:
             )
             raise HttpError(http.HTTPStatus.TOO_MANY_REQUESTS, ErrorCode.RATE_LIMITED, message)
 
-    def _check_api_rate(self, connection: ServerConnection, headers: Headers) -> None:
+    def _check_api_rate(self, connection: Connection, headers: Headers) -> None:
         if not self.quota.may_query_api(self.quota.client_of(connection.remote_address, headers), self.now()):
             rate = self.quota.api_requests.rate_per_s
             message = f"more than {rate:g} API requests a second from your address: slow down"
             raise HttpError(http.HTTPStatus.TOO_MANY_REQUESTS, ErrorCode.RATE_LIMITED, message)
 
-    def _metrics(self, connection: ServerConnection, headers: Headers) -> Response:
+    def _metrics(self, connection: Connection, headers: Headers) -> Response:
         if not in_networks(self.quota.client_of(connection.remote_address, headers), self.metrics_readers):
             message = "metrics are for the operator's own network (see the serve option --metrics-from)"
             raise HttpError(http.HTTPStatus.FORBIDDEN, ErrorCode.NOT_ALLOWED, message)
@@ -182,35 +182,25 @@ class HttpFront:
 
     async def _api(self, parts: list[str], query: dict[str, list[str]], headers: Headers) -> Response:
         if parts == ["games"]:
-            games = [
-                {"name": game.name, "title": game.title, "sides": list(game.sides), "notation": game.notation}
-                for game in GAMES.values()
-            ]
-            return _json_response({"games": games})
+            return _json_response({"games": _games_json()})
         if parts == ["bots"]:
             return _json_response(self.bot_catalog.as_json())
         if parts == ["matches"]:
             return await self._list_matches(query, await self._bearer(headers))
         if len(parts) in (2, 3) and parts[0] == "matches":
-            record = await self.store.get_match(parts[1])
-            if record is None:
-                raise HttpError(http.HTTPStatus.NOT_FOUND, ErrorCode.NOT_FOUND, f"no match {parts[1]!r}")
+            record = await self._stored_match(parts[1])
             if len(parts) == 2:
                 return _json_response(match_json(record, with_moves=True))
             if parts[2] == "export":
-                game = GAMES.get(record.game)
-                if game is None:
-                    raise HttpError(
-                        http.HTTPStatus.NOT_FOUND, ErrorCode.NOT_FOUND, f"no game {record.game!r}"
-                    )
-                extension = "pdn" if game.name == "checkers" else "txt"
-                response = _response(
-                    http.HTTPStatus.OK, export_text(record, game).encode(), "text/plain; charset=utf-8"
-                )
-                filename = f"plyarena-{record.game}-{record.id}.{extension}"
-                response.headers["Content-Disposition"] = f'inline; filename="{filename}"'
-                return response
+                return _export_response(record)
         raise HttpError(http.HTTPStatus.NOT_FOUND, ErrorCode.NOT_FOUND, f"no API at /api/{'/'.join(parts)}")
+
+    async def _stored_match(self, match_id: str) -> MatchRecord:
+        """The stored match ``match_id``; a 404 for one there is none of, whatever else the path asks."""
+        record = await self.store.get_match(match_id)
+        if record is None:
+            raise HttpError(http.HTTPStatus.NOT_FOUND, ErrorCode.NOT_FOUND, f"no match {match_id!r}")
+        return record
 
     async def _bearer(self, headers: Headers) -> str | None:
         """The player whose token ``Authorization: Bearer TOKEN`` presents, if it does; a token that
@@ -284,6 +274,27 @@ class HttpFront:
         if content_type.startswith("text/") or content_type.endswith("javascript"):
             content_type += "; charset=utf-8"
         return _response(http.HTTPStatus.OK, candidate.read_bytes(), content_type)
+
+
+def _games_json() -> list[dict[str, Any]]:
+    """The games this server plays, as ``/api/games`` lists them."""
+    return [
+        {"name": game.name, "title": game.title, "sides": list(game.sides), "notation": game.notation}
+        for game in GAMES.values()
+    ]
+
+
+def _export_response(record: MatchRecord) -> Response:
+    """``/api/matches/{id}/export``: the match as text in its game's notation (PDN for checkers), to read
+    or save; a 404 for a match of a game this server no longer has."""
+    game = GAMES.get(record.game)
+    if game is None:
+        raise HttpError(http.HTTPStatus.NOT_FOUND, ErrorCode.NOT_FOUND, f"no game {record.game!r}")
+    extension = "pdn" if game.name == "checkers" else "txt"
+    response = _response(http.HTTPStatus.OK, export_text(record, game).encode(), "text/plain; charset=utf-8")
+    filename = f"plyarena-{record.game}-{record.id}.{extension}"
+    response.headers["Content-Disposition"] = f'inline; filename="{filename}"'
+    return response
 
 
 def _wants_page(headers: Headers) -> bool:

@@ -22,6 +22,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from datetime import datetime
 from operator import attrgetter
 from typing import Annotated, Literal
 
@@ -31,11 +32,13 @@ from server.bus import EventBus, Publish
 from server.config import INSTANCE_ID
 from server.connection import Connection, push_to
 from server.errors import ProtocolError
+from server.match import LIVE, OPEN, Match
 from server.protocol import (
     MAX_BOT_STATUS_LENGTH,
     MAX_ID_LENGTH,
     MAX_NAME_LENGTH,
     BotRequest,
+    BotStatus,
     BotStatusState,
     LobbyEntry,
     LobbyOmitted,
@@ -135,6 +138,27 @@ def match_topic(instance: str, match_id: str) -> str:
     """Named after the instance that hosts the match, as its lobby entries are: a broker's ACL can then
     let each instance publish only its own (deploy/mosquitto/acl)."""
     return f"{TOPIC_ROOT}/match/{instance}/{match_id}"
+
+
+def lobby_entry(
+    match: Match, created_at: datetime, bot_status: BotStatus | None, host: str, url: str
+) -> LobbyEntry | None:
+    """How the lobby shows ``match``, hosted by instance ``host`` at ``url``; ``None`` when it shows it
+    not at all (a private match, one over, an open one whose creator is away)."""
+    if match.options.visibility != "public" or match.status not in (OPEN, LIVE) or match.creator_away:
+        return None
+    return LobbyEntry(
+        match_id=match.id,
+        game=match.game.name,
+        status=match.status,
+        time_control=match.options.time_control,
+        seats=list(match.seats),
+        bot=match.options.bot,
+        host=host,
+        url=url,
+        created_at=created_at.isoformat(),
+        bot_status=bot_status if match.status == OPEN else None,
+    )
 
 
 class _Complaints:
@@ -276,19 +300,33 @@ class Lobby:
             if payload and not is_local_and_open(match_id):
                 self._publish(topic, b"", True)  # left over from before a restart
             return
-        listed = self.entries.get(match_id)
         if not payload:
-            if listed is not None and listed.host == instance:
-                self._drop(match_id)
+            self._on_entry_cleared(instance, match_id)
             return
         entry = self._read_bus_entry(payload)
+        self._check_claim(entry, instance, match_id, is_local_and_open)
+        if instance not in self.offline:
+            self._set(entry)
+
+    def _on_entry_cleared(self, instance: str, match_id: str) -> None:
+        """Drop the entry of an empty retained message, but only if ``instance``, whose topic it came on,
+        hosts the match: no instance may delist another's."""
+        listed = self.entries.get(match_id)
+        if listed is not None and listed.host == instance:
+            self._drop(match_id)
+
+    def _check_claim(
+        self, entry: LobbyEntry, instance: str, match_id: str, is_local_and_open: Callable[[str], bool]
+    ) -> None:
+        """Raise :class:`BadLobbyMessage` unless ``entry``, read from the topic of ``instance`` and
+        ``match_id``, is for that match on that instance, and no other instance (this one included)
+        already lists the match as its own."""
         if entry.host != instance or entry.match_id != match_id:
             raise BadLobbyMessage(f"an entry for {entry.host}/{entry.match_id} on another instance's topic")
+        listed = self.entries.get(match_id)
         if is_local_and_open(match_id) or (listed is not None and listed.host != instance):
             host = self.instance if listed is None else listed.host
             raise BadLobbyMessage(f"match {match_id} is hosted by {host}, not {instance}")
-        if instance not in self.offline:
-            self._set(entry)
 
     @staticmethod
     def _read_bus_entry(payload: bytes) -> LobbyEntry:

@@ -13,10 +13,9 @@ class MatchLock:
 
     asyncio's lock takes a free lock in a coroutine of its own, and hands a released one to nobody in
     particular: the first waiter is only woken, and whoever asks before it wakes takes the lock first.
-    Here :meth:`try_acquire` takes a free lock at once, so a request that finds its match free is
-    decided and committed in callbacks, with no task (:meth:`server.live.MatchHost.act_soon`); and
-    :meth:`release` hands the lock straight to the first waiter, which holds it from then on, so the
-    lock is held for as long as anyone holds it or is about to, and nobody overtakes a waiter.
+    Here :meth:`try_acquire` takes a free lock at once, with no coroutine; and :meth:`release` hands
+    the lock straight to the first waiter, which holds it from then on, so the lock is held for as
+    long as anyone holds it or is about to, and nobody overtakes a waiter.
     """
 
     __slots__ = ("_held", "_waiters")

@@ -7,35 +7,38 @@ client sends is a :data:`Request`; everything the server sends is a
 :data:`ServerMessage`. docs/protocol.md describes them for people.
 
 Decoding is two-step so an error can always echo the request's ``id``: a
-lenient envelope reads ``type`` and ``id``, then the struct of that type reads
+lenient envelope (server/decoding.py) reads ``type`` and ``id``, then the struct of that type reads
 the whole frame strictly (unknown fields refused, sizes capped).
 """
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Annotated, Literal, TypeAlias
 
 import msgspec
 
-from server.errors import ErrorCode, ProtocolError
+from server.decoding import (
+    MAX_ID_LENGTH,
+    UNREADABLE,
+    RequestId,
+    UndecodableRequest,
+    frame_refusal,
+    read_envelope,
+    too_deep,
+)
+from server.decoding import MAX_NESTING as MAX_NESTING
+from server.decoding import peek_request_id as peek_request_id
+from server.errors import ErrorCode
 
 PROTOCOL_VERSION = 1
 
 MAX_NAME_LENGTH = 32
 MAX_CHAT_LENGTH = 200
-MAX_ID_LENGTH = 64
 MAX_MOVE_LENGTH = 32
 MAX_PV_LENGTH = 64
 MAX_TOKEN_LENGTH = 128
 MAX_BOT_STATUS_LENGTH = 200
 
-RequestId: TypeAlias = (
-    Annotated[int, msgspec.Meta(ge=-(2**53), le=2**53)]
-    | Annotated[str, msgspec.Meta(max_length=MAX_ID_LENGTH)]
-    | None
-)
 MatchId = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ID_LENGTH)]
 RAW_TEXT_ALLOWANCE = 4
 """Names and chat are limited after they are normalised and stripped (server/text.py); the wire takes
@@ -58,14 +61,6 @@ Score = Annotated[int, msgspec.Meta(ge=-(10**9), le=10**9)]
 SeatNumber = Annotated[int, msgspec.Meta(ge=0, le=1)]
 BotStatusState = Literal["queued", "unavailable", "coming"]
 """How a bot request stands: waiting its turn, not to be served, or about to be seated."""
-
-
-class UndecodableRequest(ProtocolError):
-    """A frame that is not a valid request; carries the ``id`` when the frame had a readable one."""
-
-    def __init__(self, code: ErrorCode, message: str, request_id: int | str | None) -> None:
-        super().__init__(code, message)
-        self.request_id = request_id
 
 
 # --------------------------------------------------------------------------- shared parts
@@ -490,175 +485,33 @@ class MatchCatchup(ServerMessage, tag="match.catchup", kw_only=True, frozen=True
 # --------------------------------------------------------------------------- encoding and decoding
 
 
-class _Envelope(msgspec.Struct):
-    type: str
-    id: RequestId = None
-
-
-class _IdOnly(msgspec.Struct):
-    id: RequestId = None
-
-
-_UNREADABLE = (msgspec.DecodeError, RecursionError, UnicodeDecodeError)
-"""What decoding a frame that is not JSON raises: msgspec raises ``RecursionError`` for nesting deeper than
-Python's recursion limit (a 4 KiB frame holds 2,000 levels) and ``UnicodeDecodeError`` for a string that is
-not UTF-8 (frames are read as bytes, unchecked)."""
-
-_envelope_decoder = msgspec.json.Decoder(_Envelope)
-_id_decoder = msgspec.json.Decoder(_IdOnly)
 _request_decoders = {tag: msgspec.json.Decoder(cls) for tag, cls in REQUEST_TYPES.items()}
 _any_request_decoder = msgspec.json.Decoder(ClientMessage)
 _encoder = msgspec.json.Encoder()
 
 
-MAX_NESTING = 64
-"""How deep a request's arrays and objects may nest (ours nest three deep). A deeper frame is refused before
-any parser reads it: msgspec and json recurse once a level, a frame of 4 KiB holds 2,000 levels, and near
-Python's recursion limit whatever else runs (a garbage collection's callbacks, the hook that reports their
-failure) fails for want of stack, as a run of ``plyarena bench fuzz`` showed."""
-
-
-def _too_deep(data: bytes) -> bool:
-    """Whether ``data`` nests arrays and objects more than :data:`MAX_NESTING` deep, brackets within
-    strings aside. Few frames hold that many brackets at all, and only those are scanned."""
-    if data.count(b"[") + data.count(b"{") <= MAX_NESTING:
-        return False
-    depth, in_string, escaped = 0, False, False
-    for byte in data:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif byte == 0x5C:  # backslash
-                escaped = True
-            elif byte == 0x22:  # quote
-                in_string = False
-        elif byte == 0x22:
-            in_string = True
-        elif byte == 0x5B or byte == 0x7B:  # [ {
-            depth += 1
-            if depth > MAX_NESTING:
-                return True
-        elif byte == 0x5D or byte == 0x7D:  # ] }
-            depth -= 1
-    return False
-
-
 def decode_request(frame: bytes | str, max_bytes: int, *, binary: bool = False) -> Request:
     """The request in ``frame`` (which came in a binary WebSocket frame if ``binary``); raises
-    :class:`UndecodableRequest` saying what is wrong."""
+    :class:`UndecodableRequest` saying what is wrong (server/decoding.py reads what it can of a bad one)."""
     data = frame.encode() if isinstance(frame, str) else frame
-    if len(data) > max_bytes:
-        message = f"a frame of {len(data)} bytes is over the limit of {max_bytes}"
-        raise UndecodableRequest(ErrorCode.FRAME_TOO_LARGE, message, peek_request_id(data, len(data)))
-    if binary:
-        message = "requests are JSON text in text frames: a binary frame is not read"
-        raise UndecodableRequest(ErrorCode.BINARY_FRAME, message, peek_request_id(data, len(data)))
-    if _too_deep(data):
-        message = f"not a request: arrays and objects nested more than {MAX_NESTING} deep"
-        raise UndecodableRequest(ErrorCode.BAD_JSON, message, None)
+    if len(data) > max_bytes or binary or too_deep(data):
+        raise frame_refusal(data, max_bytes, binary=binary)
     try:  # a good request in one pass; only a bad one is read again, step by step, to say what is wrong
         return _any_request_decoder.decode(data)
-    except _UNREADABLE:
+    except UNREADABLE:
         pass
-    if not data.lstrip()[:1] == b"{":
-        raise UndecodableRequest(ErrorCode.BAD_JSON, "a request must be a JSON object", None)
-    try:
-        envelope = _envelope_decoder.decode(data)
-    except msgspec.ValidationError as error:
-        raise UndecodableRequest(ErrorCode.BAD_FIELD, str(error), peek_request_id(data, len(data))) from None
-    except _UNREADABLE as error:
-        if (lone_surrogate := _lone_surrogate(data)) is not None:
-            raise lone_surrogate from None
-        message = f"not a JSON object: {error}"
-        raise UndecodableRequest(ErrorCode.BAD_JSON, message, peek_request_id(data, len(data))) from None
+    envelope = read_envelope(data)
     decoder = _request_decoders.get(envelope.type)
     if decoder is None:
         known = ", ".join(sorted(REQUEST_TYPES))
-        raise UndecodableRequest(
-            ErrorCode.UNKNOWN_TYPE,
-            f"unknown message type {envelope.type!r}; known types: {known}",
-            envelope.id,
-        )
+        message = f"unknown message type {envelope.type!r}; known types: {known}"
+        raise UndecodableRequest(ErrorCode.UNKNOWN_TYPE, message, envelope.id)
     try:
         return decoder.decode(data)
     except msgspec.ValidationError as error:
         raise UndecodableRequest(ErrorCode.BAD_FIELD, str(error), envelope.id) from None
-    except _UNREADABLE as error:
+    except UNREADABLE as error:
         raise UndecodableRequest(ErrorCode.BAD_JSON, f"not a JSON object: {error}", envelope.id) from None
-
-
-def peek_request_id(frame: bytes | str, max_bytes: int) -> RequestId:
-    """The ``id`` of a request that will not be decoded (e.g. rate-limited), if it is easy to read; also
-    from a frame that is a whole JSON object with more after it (``{...} xyz``), which msgspec, reading
-    whole documents only, refuses, though it says where the object ended."""
-    if len(frame) > max_bytes or _too_deep(frame.encode() if isinstance(frame, str) else frame):
-        return None
-    try:
-        return _id_decoder.decode(frame).id
-    except msgspec.ValidationError:  # read, but its id (if any) is not one to echo
-        return None
-    except _UNREADABLE as error:
-        trailing = _TRAILING.search(str(error))
-    if trailing is None:
-        return None
-    try:
-        data = frame.encode() if isinstance(frame, str) else frame  # (the position is in UTF-8 bytes)
-        return _id_decoder.decode(data[: int(trailing.group(1)) - 1]).id
-    except (msgspec.MsgspecError, UnicodeError, RecursionError):
-        return None
-
-
-_TRAILING = re.compile(r"trailing characters \(byte ([0-9]+)\)")
-"""How msgspec says a document ended before the frame did, counting from 1 the first byte past it: the
-rest is cut off and the id read again, at the cost of a second pass of its fast decoder."""
-
-
-def _lone_surrogate(data: bytes) -> UndecodableRequest | None:
-    """The error for a frame that is a JSON object but for a lone surrogate escape (``"\\ud800"``: half of
-    a UTF-16 pair, no character, which no UTF-8 can hold), with the frame's ``id`` if it is one to echo;
-    ``None`` for a frame that is not JSON in another way.
-
-    msgspec refuses such a string as it reads the envelope, before the ``id``. Python's json module reads
-    lone surrogates, so it takes a second look: only on the way to an error, only at a frame with a
-    surrogate escape in it, and only within the size limit that :func:`decode_request` checks first."""
-    if _SURROGATE_ESCAPE.search(data) is None:
-        return None
-    try:
-        document = json.loads(data.decode(), parse_constant=_refuse_constant)
-        json.dumps(document, ensure_ascii=False).encode()
-    except UnicodeEncodeError:  # (read, but one of its strings holds a lone surrogate)
-        pass
-    except (ValueError, RecursionError):  # (not JSON in another way, or too deep)
-        return None
-    else:  # (all its strings are Unicode: msgspec refused it for something else)
-        return None
-    if not isinstance(document, dict):
-        return None
-    message = (
-        "strings must be valid Unicode: a lone surrogate escape (\\ud800 to \\udfff) is half a character"
-    )
-    return UndecodableRequest(ErrorCode.BAD_JSON, message, _echoable_id(document.get("id")))
-
-
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-"""A ``\\u`` escape of a UTF-16 surrogate (U+D800-U+DFFF), which a frame with a lone one must hold."""
-
-
-def _refuse_constant(constant: str) -> None:
-    raise ValueError(f"{constant} is not JSON")
-
-
-def _echoable_id(value: object) -> RequestId:
-    """``value`` if it is a request id that an error can echo: an integer or a short string, all Unicode."""
-    if isinstance(value, str) and not value.isascii():
-        try:
-            value.encode()
-        except UnicodeEncodeError:
-            return None
-    try:
-        return msgspec.convert(value, RequestId)
-    except msgspec.ValidationError:
-        return None
 
 
 def encode(message: ServerMessage | LobbyEntry) -> bytes:

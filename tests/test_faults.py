@@ -35,7 +35,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from support.client import ArenaClient, Message
 from support.commits import Commit, intercept_commits
-from support.fixtures import Connect, StartServer
+from support.fixtures import Connect
 from support.fuzz_arena import api_get
 from support.play import decisive_game, open_match, play_moves
 from support.process import ServerProcess
@@ -454,14 +454,6 @@ async def assert_stored_exactly(url: str, loads: list[Load], *, players: int, ma
 
 
 # --------------------------------------------------------------------------- a lost answer
-
-
-@pytest.fixture(params=[True, False], ids=["in-callbacks", "in-coroutines"])
-async def arena(start_server: StartServer, request: pytest.FixtureRequest) -> Server:
-    """A server that decides a request in callbacks when it can, and one that never does: a failed
-    commit is followed up in a task of its own in the first, in the request's coroutine in the second
-    (see ``MatchHost.act_soon``)."""
-    return await start_server(at_once=request.param)
 
 
 def fail_the_next_commit_of(

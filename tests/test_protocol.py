@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from games import GAMES
-from server import protocol
+from server import decoding, protocol
 from server.errors import ErrorCode
 from server.protocol import UndecodableRequest, decode_request, encode
 
@@ -184,7 +184,7 @@ def test_only_a_failed_frame_with_a_surrogate_escape_is_read_again(monkeypatch: 
     def second_look(*args: object, **kwargs: object) -> object:
         raise AssertionError("read again")
 
-    monkeypatch.setattr(protocol.json, "loads", second_look)
+    monkeypatch.setattr(decoding.json, "loads", second_look)
     assert isinstance(decode({"type": "lobby.subscribe", "id": 7}), protocol.LobbySubscribe)
     assert refusal(b'{"type": "move", "id": 7, "move": "\xff"}').code == ErrorCode.BAD_JSON
     assert refusal(b'{"type": "move", "id": 7, "move": 1, }').code == ErrorCode.BAD_JSON
@@ -319,8 +319,8 @@ def test_nesting_past_the_limit_is_refused_before_any_parser_reads_it(
         raise AssertionError("a parser read a frame nested too deep")
 
     monkeypatch.setattr(protocol, "_any_request_decoder", parser)
-    monkeypatch.setattr(protocol, "_id_decoder", parser)
-    monkeypatch.setattr(protocol.json, "loads", parser)
+    monkeypatch.setattr(decoding, "_id_decoder", parser)
+    monkeypatch.setattr(decoding.json, "loads", parser)
     for levels in (protocol.MAX_NESTING, 1900):
         error = refusal(_nested(levels))
         assert (error.code, error.request_id) == (ErrorCode.BAD_JSON, None)

@@ -13,12 +13,12 @@ from support.client import ArenaClient
 from support.fixtures import Connect, StartServer
 from support.play import open_match, play_moves
 from websockets.asyncio.client import ClientConnection
-from websockets.asyncio.server import serve
 from websockets.frames import Opcode
 from websockets.protocol import Event
 
 import server.app
 from server.app import Server
+from server.listener import Listener
 
 OTHELLO_EARLY_END = ("c4", "c5", "d6", "c3", "b4", "c6", "b6", "f4",
                      "b3", "c7", "b5", "a5", "b7", "a3", "d8", "b8")  # fmt: skip
@@ -140,15 +140,15 @@ async def test_a_quiet_connection_is_first_pinged_between_one_beat_and_two(
     start_server: StartServer, connect: Connect, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     passed: dict[str, Any] = {}
+    start = Listener.start
 
-    def short_beat_serve(*args: Any, **options: Any) -> Any:
+    async def short_beat_start(host: str | None, port: int, **options: Any) -> Listener:
         passed.update(options)
-        return serve(*args, **{**options, "ping_interval": INTERVAL_S, "ping_timeout": INTERVAL_S})
+        return await start(host, port, **{**options, "ping_interval": INTERVAL_S, "ping_timeout": INTERVAL_S})
 
-    assert server.app.serve is serve, "the function the server starts its WebSocket server with"
-    monkeypatch.setattr(server.app, "serve", short_beat_serve)
+    monkeypatch.setattr(server.app.Listener, "start", short_beat_start)
     arena = await start_server()
-    defaults = inspect.signature(serve).parameters
+    defaults = inspect.signature(Listener).parameters
     for option in ("ping_interval", "ping_timeout"):
         assert passed.get(option, defaults[option].default) == 20, f"the doc's 20 s: {option}"
 

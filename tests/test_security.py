@@ -31,11 +31,12 @@ from support.process import ServerProcess
 from test_server_http import http_get
 from websockets.exceptions import ConnectionClosed, InvalidMessage, InvalidStatus
 from websockets.frames import CloseCode
+from websockets.server import ServerProtocol
 
 from plyarena.commands import serve
 from server.addresses import AddressQuota
 from server.app import Server
-from server.connection import Connection, TokenBucket
+from server.connection import Connection
 from server.storage.engine import create_engine
 
 ACTIONS = ("resign", "draw.offer", "draw.accept", "draw.decline", "abort",
@@ -242,9 +243,13 @@ def test_a_client_that_stops_reading_is_dropped_once_and_said_once(caplog: pytes
         def abort(self) -> None:
             self.closing, self.aborts = True, self.aborts + 1
 
+        def get_extra_info(self, name: str) -> object:
+            return ("203.0.113.5", 4000) if name == "peername" else None
+
     transport = Transport()
-    websocket = SimpleNamespace(transport=transport, remote_address=("203.0.113.5", 4000))
-    slow = Connection(websocket, TokenBucket(20, 40), 4_096, None)  # type: ignore[arg-type]
+    settings = SimpleNamespace(max_size=2**16, logger=None, rate_per_s=20, rate_burst=40, max_buffer=4_096)
+    slow = Connection(settings)  # type: ignore[arg-type]
+    slow.transport = transport  # type: ignore[assignment]
     with caplog.at_level(logging.WARNING, logger="server.connection"):
         for _ in range(10):
             slow.push(b'{"type":"chat"}')
@@ -313,18 +318,31 @@ async def test_one_address_holds_only_so_many_connections(
 
 
 async def test_the_handshake_headers_are_let_go_once_the_client_address_is_read(
-    start_server: StartServer, connect: Connect
+    start_server: StartServer, connect: Connect, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A connection keeps no headers of its opening handshake (a quarter of the objects it held), and the
     address read from them before still counts."""
     arena = await start_server(uncapped_networks=(), trusted_proxies=("127.0.0.1",))
+    listener = arena._listener
+    assert listener is not None
+    kept: list[Any] = []  # (the handshake's request and response, as the connection saw them)
+    opened, send_response = listener.opened, ServerProtocol.send_response
+
+    def opened_keeping(connection: Connection, request: Any) -> bool:
+        kept.append(request)
+        return opened(connection, request)
+
+    def send_keeping(protocol: ServerProtocol, response: Any) -> None:
+        kept.append(response)
+        send_response(protocol, response)
+
+    monkeypatch.setattr(listener, "opened", opened_keeping)
+    monkeypatch.setattr(ServerProtocol, "send_response", send_keeping)
     client = await connect(arena, **behind_proxy("203.0.113.7"))
     assert (await client.hello("Headless"))["type"] == "welcome"
     assert arena.quota.connections.held == {"203.0.113.7": 1}
-    assert arena._websockets is not None
-    (connection,) = arena._websockets.connections
-    assert connection.request is not None and connection.response is not None
-    assert (dict(connection.request.headers), dict(connection.response.headers)) == ({}, {})
+    response, request = kept
+    assert (response.status_code, dict(request.headers), dict(response.headers)) == (101, {}, {})
 
 
 async def test_handshakes_at_once_cannot_pass_the_cap_together(

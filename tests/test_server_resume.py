@@ -160,6 +160,6 @@ async def test_a_returning_player_is_told_each_unfinished_match_in_the_order_it_
     assert (await again.hello(token=bob.token))["matches"] == [first, with_carol]
     assert arena.host.unfinished_of(carol.player_id) == [with_carol]
 
-    arena.host._expire(arena.host.matches[finished])  # a finished match leaves memory after a while
+    arena.host.registry.expire(arena.host.matches[finished])  # a finished match leaves memory after a while
     assert finished not in arena.host.matches
     assert arena.host.unfinished_of(alice.player_id) == [first, waiting]

@@ -19,6 +19,7 @@ from support.process import has_ended, wait_until_ended
 from test_storage import match_record, move, new_player
 
 from server.storage import Store, sqlite_writer
+from server.storage.sinks import SqliteProcessSink
 from server.storage.sqlite_writer import CHECKPOINT_NICENESS, WAL_EAGER_PAGES, SqliteWriter, WriterError
 from server.storage.writes import new_move
 
@@ -27,8 +28,9 @@ async def test_a_killed_writer_loses_no_write_and_is_started_again(tmp_path: Pat
     async with await Store.open(f"sqlite:///{tmp_path}/db.sqlite3") as store:
         alice, bob = await new_player(store, "alice"), await new_player(store, "bob")
         await store.create_match(match_record("m1", alice, bob))
-        assert store._sqlite is not None
-        first = store._sqlite.writer_pid
+        sink = store._sink
+        assert isinstance(sink, SqliteProcessSink)
+        first = sink.batches.writer_pid
         assert first is not None
 
         os.kill(first, signal.SIGKILL)
@@ -37,7 +39,7 @@ async def test_a_killed_writer_loses_no_write_and_is_started_again(tmp_path: Pat
         await asyncio.gather(store.commit(new_move(move("m1", 0))), store.commit(new_move(move("m1", 1))))
         await store.commit(new_move(move("m1", 2)))
 
-        second = store._sqlite.writer_pid
+        second = sink.batches.writer_pid
         assert second is not None and second != first
         stored = await store.get_match("m1")
         assert stored is not None and [m.ply for m in stored.moves] == [0, 1, 2]
@@ -82,7 +84,7 @@ def test_the_writer_stops_when_the_server_is_killed(tmp_path: Path) -> None:
         async def main():
             store = await Store.open("sqlite:///{tmp_path}/db.sqlite3")
             await store.create_player("alice", "hash-of-alice")
-            print(store._sqlite.writer_pid, flush=True)
+            print(store._sink.batches.writer_pid, flush=True)
             await asyncio.sleep(60)
 
         asyncio.run(main())

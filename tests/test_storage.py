@@ -429,36 +429,27 @@ async def test_sql_looking_text_is_stored_as_text(store: Store) -> None:
     assert [m.id for m in await store.list_matches(player_id=player.id)] == [SQL_LOOKING[:64]]
 
 
-async def test_commit_then_calls_back_once_committed_or_refused_without_a_future(store: Store) -> None:
-    """The callback way of :meth:`Store.commit`: never called before it returns, then with ``None`` once
-    the write is stored, or with the error the future would have raised."""
+async def test_commit_resolves_its_future_once_committed_or_refused(store: Store) -> None:
+    """:meth:`Store.commit` returns a future, not a coroutine: not yet resolved when it returns, then
+    resolved once the write is stored, or failed with the error of the write refused."""
     await store.create_match(match_record("m1"))
-    told: list[StorageError | None] = []
-    settled = asyncio.Event()
-
-    def then(error: StorageError | None) -> None:
-        told.append(error)
-        if len(told) == 2:
-            settled.set()
-
-    store.commit_then(then, new_move(move("m1", 0, "d1")))
-    store.commit_then(then, new_move(move("m1", 0, "a1")))
-    assert told == [], "called back from the commit's answer, not from the call"
-    await asyncio.wait_for(settled.wait(), 10)
+    stored = store.commit(new_move(move("m1", 0, "d1")))
+    refused = store.commit(new_move(move("m1", 0, "a1")))
+    assert isinstance(stored, asyncio.Future) and isinstance(refused, asyncio.Future)
+    assert not stored.done() and not refused.done(), "resolved from the commit's answer, not from the call"
+    told = await asyncio.wait_for(asyncio.gather(stored, refused, return_exceptions=True), 10)
 
     assert told[0] is None
     assert isinstance(told[1], DuplicateMoveError) and (told[1].match_id, told[1].ply) == ("m1", 0)
-    assert [stored.notation for stored in (await store.get_match("m1")).moves] == ["d1"]
+    assert [played.notation for played in (await store.get_match("m1")).moves] == ["d1"]
 
 
-async def test_commit_then_on_a_closed_store_calls_back_with_the_refusal(database_url: str) -> None:
+async def test_commit_on_a_closed_store_fails_its_future_with_the_refusal(database_url: str) -> None:
     store = await Store.open(database_url)
     await store.close()
-    told: list[StorageError | None] = []
-    store.commit_then(told.append, new_move(move("m1", 0)))
-    assert told == []
-    await asyncio.sleep(0)
-    assert len(told) == 1 and isinstance(told[0], StoreClosedError)
+    refused = store.commit(new_move(move("m1", 0)))
+    assert isinstance(refused, asyncio.Future) and refused.done()
+    assert isinstance(refused.exception(), StoreClosedError)
 
 
 async def test_close_commits_queued_writes_then_refuses_new_ones(database_url: str) -> None:

@@ -39,6 +39,7 @@ from server.storage.batches import (
     move_row,
 )
 from server.storage.models import MoveRow
+from server.storage.sinks import SqlAlchemySink, SqliteProcessSink
 from server.storage.sqlite_writer import (
     SQLITE_WAL_AUTOCHECKPOINT_PAGES,
     Answered,
@@ -59,7 +60,8 @@ def counted_statements(target: Store) -> Iterator[list[str]]:
 
     engine = target._engine.sync_engine
     event.listen(engine, "before_cursor_execute", count)
-    batches = target._sqlite  # SQLite's batches go around SQLAlchemy, to the writer process
+    sink = target._sink  # SQLite's batches go around SQLAlchemy, to the writer process
+    batches = sink.batches if isinstance(sink, SqliteProcessSink) else None
     if batches is not None:
         writer = batches._writer
         send = writer.send
@@ -187,9 +189,10 @@ async def test_sqlite_batches_store_exactly_what_sqlalchemy_stores(tmp_path: Pat
     """SQLite's batches bypass SQLAlchemy's execution but not its conversions: the stored text is the same."""
     fast = await Store.open(f"sqlite+aiosqlite:///{tmp_path}/fast.sqlite3")
     through_sqlalchemy = await Store.open(f"sqlite+aiosqlite:///{tmp_path}/sqlalchemy.sqlite3")
-    assert fast._sqlite is not None and through_sqlalchemy._sqlite is not None
-    await through_sqlalchemy._sqlite.close()
-    through_sqlalchemy._sqlite = None
+    assert isinstance(fast._sink, SqliteProcessSink)
+    assert isinstance(through_sqlalchemy._sink, SqliteProcessSink)
+    await through_sqlalchemy._sink.close()
+    through_sqlalchemy._sink = SqlAlchemySink(through_sqlalchemy._claim, through_sqlalchemy._ledger)
     try:
         for target in (fast, through_sqlalchemy):
             await write_a_bit_of_everything(target)

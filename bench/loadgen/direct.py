@@ -5,8 +5,8 @@ it. websockets' ``recv`` puts every message through an assembler and a queue, an
 three coroutines and a future: counted on the scripted players' side, their receive path took 1,473
 bytecodes a move, more than half the server's whole move (docs/performance.md). Here a
 whole message goes from the protocol to a callback as soon as its last frame is parsed, as the server's
-inbox hands its own over (``server/inbox.py``). websockets still parses the frames, and answers pings
-and the close as ever.
+connections hand their own over (``server/connection.py``). websockets still parses the frames, and
+answers pings and the close as ever.
 """
 
 from __future__ import annotations

@@ -8,7 +8,9 @@ operators can paste the URL they already have.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sqlite3
 from typing import Any
 
 from sqlalchemy import event
@@ -88,6 +90,24 @@ def create_engine(url: str, *, pooled: bool = True) -> AsyncEngine:
     if pooled:
         options |= {"pool_size": 10, "max_overflow": 20, "pool_pre_ping": True}
     return create_async_engine(parsed, **options)
+
+
+def sqlite_file(engine: AsyncEngine) -> str | None:
+    """The file of an SQLite database given by its path; ``None`` for others (and in-memory ones)."""
+    path = engine.url.database
+    if engine.dialect.name != "sqlite" or not path or path == ":memory:" or path.startswith("file:"):
+        return None
+    return path
+
+
+def check_sqlite_file(engine: AsyncEngine) -> None:
+    """Open an SQLite file once, directly, so that one that cannot be opened (a missing directory, a
+    file that is not a database) fails here. Failing first in aiosqlite's thread, it would also print
+    that thread's traceback once the event loop has gone."""
+    path = sqlite_file(engine)
+    if path is not None:
+        with contextlib.closing(sqlite3.connect(path)) as connection:
+            connection.execute("PRAGMA schema_version")  # reads the header: "file is not a database"
 
 
 def _on_connect(dbapi_connection: Any, _record: object) -> None:

@@ -1,105 +1,61 @@
 """Durable records of players and matches, written through one group-committing writer.
 
-Every write (a new player, a match, a seat, a move, a result, a chat line) is queued for one
-writer task. The writer takes everything queued so far, up to ``max_batch``
-writes, applies it in one transaction and commits once; writes queued after it
-took its batch form the next one. So the cost of a commit (an fsync on SQLite, a
-round trip on PostgreSQL) is shared by every match that moved meanwhile,
-without adding any delay when the server is quiet. Each caller
-awaits its own future, which the writer resolves only after the commit that
-holds its write: a move is acknowledged only once it is durable. The methods
-that write queue their write when called and return that future, with no
-coroutine around it: under load thousands of writes wait for their commits at
-once, and each coroutine would be one more object for the collector to visit.
-A caller that answers in callbacks (the server's moves) gives a callback
-instead (:meth:`Store.commit_then`), called as soon as the commit's answer is
-read, with no future and no turn of the loop in between.
+Every write (a new player, a match, a seat, a move, a result, a chat line) is queued for one writer
+task. The writer takes everything queued so far, up to ``max_batch`` writes, and commits it in one
+transaction; writes queued meanwhile form the next batch. So the cost of a commit (an fsync on SQLite,
+a round trip on PostgreSQL) is shared by every match that moved meanwhile, with no delay added when the
+server is quiet. :meth:`Store.commit` queues a write when called and returns a future, with no coroutine
+around it (thousands may wait at once), which resolves only after the commit that holds the write: a
+move is acknowledged only once it is durable. A batch is applied kind by kind, one multi-row statement
+per kind (:mod:`server.storage.batches`), and goes to the store's sink (:mod:`server.storage.sinks`):
+SQLite's writer process for an SQLite file, SQLAlchemy otherwise.
 
-A batch costs a handful of statements however many writes it holds: its
-writes are applied kind by kind (new players, matches, seats, starts, moves,
-results, chat lines), each kind as one multi-row statement, in that order, which is the
-order in which any one match's writes are queued (see
-:mod:`server.storage.batches`). On PostgreSQL each statement is a round trip
-through the event loop. On an SQLite file the batch goes to SQLite's writer
-process (:mod:`server.storage.sqlite_writer`), which applies it on a plain
-``sqlite3`` connection and commits: the loop serves everyone else meanwhile,
-where a thread would have fought it for the GIL (``plyarena bench store``).
-Two batches may be with the writer at once, one committing and the next
-waiting in the pipe, and the writes' futures resolve (their callbacks are
-called) in the I/O callback that reads the answer: no batch waits for a turn
-of a busy loop between two commits.
+A failed batch is retried one write at a time, so only the faulty write fails (say, a duplicate ply);
+if the database itself is unreachable, the rest fail at once. A write that fails raises a
+:class:`~server.storage.errors.StorageError` and nothing of it is stored: the writes given to one
+:meth:`Store.commit` (a move and the result it brings, a game's end and its rematch) commit together or
+not at all. Reads use their own pooled connections and never wait for the writer (SQLite runs in WAL
+mode).
 
-If a batch fails, its writes are retried one at a time, each in its own
-transaction, so only the faulty one fails (say, a duplicate ply) and the others
-commit (on SQLite, while later batches go on: a caller that needs one write
-stored before another awaits the first, as the match host does); if the
-database itself is unreachable, the remaining writes fail at once instead of
-each waiting for it. A write that fails raises a
-:class:`~server.storage.errors.StorageError` and nothing of it is stored: the
-writes given to one :meth:`Store.commit` (a move and the result it brings, a
-game's end and its rematch) commit together or not at all. One writer also
-means SQLite rarely sees two of our writers compete for its lock (only a
-retried write does). Reads use their own pooled connections and never wait for the writer
-(SQLite runs in WAL mode).
+A caller cancelled before its write reached the database withdraws the write; one cancelled later may
+find it stored. If the connection drops during COMMIT itself, the database may have committed a write
+reported as failed: the server then finds the move stored when it restarts, which only ever errs
+towards keeping a move.
 
-A caller cancelled before its write reached the database withdraws the write; one
-cancelled later may find it stored. If the connection drops during COMMIT itself,
-the database may have committed a write reported as failed: the server then
-finds the move stored when it restarts, which only ever errs towards keeping a move.
-
-How a restarted server finds its state: every match row names the instance
-that hosts it (``host``). On start, the server opens the store (which upgrades the
-schema to the newest migration), calls :meth:`Store.unfinished_matches` with its
-instance id and gets every open or live match it was hosting, with seats and
-every committed move in ply order, and its last chat lines. Replaying those moves
-with the rules rebuilds each position; the clocks after the last move, its
-``played_at`` time and the match's time control rebuild the clocks. Since a move
-(or a chat line) is sent only after its commit, every one a player saw is among them.
+How a restarted server finds its state: every match row names the instance that hosts it (``host``).
+On start, the server opens the store (which upgrades the schema to the newest migration), calls
+:meth:`Store.unfinished_matches` with its instance id and gets every open or live match it was hosting,
+with seats, every committed move in ply order, and its last chat lines. Replaying those moves rebuilds
+each position; the clocks after the last move, its ``played_at`` time and the match's time control
+rebuild the clocks. Since a move (or a chat line) is sent only after its commit, every one a player saw
+is among them.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
 import logging
 import sqlite3
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
-from operator import attrgetter
 from typing import Self
 
 import msgspec
-from sqlalchemy import Select, func, or_, select, text, tuple_
+from sqlalchemy import ColumnElement, Row, Select, func, or_, select, text, tuple_
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.orm import aliased, selectinload
-from sqlalchemy.sql.dml import Update
 
 from server.storage import claims, writes
-from server.storage.batches import BATCH_STATEMENTS, Kind, Part, SqliteBatches, apply_batch, batch_rows
 from server.storage.claims import InstanceClaim
-from server.storage.classify import (
-    closed_error,
-    is_about_the_data,
-    is_unavailable,
-    reason,
-    storage_error,
-    why_not_updated,
-    write_name,
-)
-from server.storage.engine import create_engine, failure_reason, safe_url
-from server.storage.errors import (
-    DatabaseOpenError,
-    DatabaseUnavailableError,
-    InstanceTakenError,
-    StorageError,
-    StoreClosedError,
-)
+from server.storage.classify import closed_error, is_unavailable, reason
+from server.storage.engine import check_sqlite_file, create_engine, failure_reason, safe_url, sqlite_file
+from server.storage.errors import DatabaseOpenError, DatabaseUnavailableError, StoreClosedError
 from server.storage.migrate import upgrade_to_head
 from server.storage.models import UNFINISHED_STATUSES, ChatLineRow, MatchRow, MoveRow, PlayerRow, SeatRow
+from server.storage.pending import Ledger, PendingWrite
 from server.storage.records import (
     ChatRecord,
     EngineInfo,
@@ -108,69 +64,16 @@ from server.storage.records import (
     PlayerRecord,
     SeatRecord,
 )
+from server.storage.sinks import open_sink
 from server.storage.stats import WriteStats
 from server.storage.writes import Write
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BATCH = 10_000
-"""Writes per transaction, at most. A commit takes a few turns of the event loop (one per statement), and a
-busy loop turns slowly, so this caps throughput at about ``max_batch`` per few turns: it must stay well
-above what arrives meanwhile (a thousand capped a loaded server at a few hundred moves a second)."""
+"""Writes per transaction, at most: it must stay well above what arrives while a commit takes its few
+turns of a busy event loop, or it caps the server's moves a second."""
 MAX_LIST_LIMIT = 200
-SQLITE_IN_FLIGHT = 2
-"""Batches handed to SQLite's writer process at once: one committing, the next waiting in the pipe."""
-
-
-Committed = Callable[[StorageError | None], None]
-"""Told, once a write's commit is over, ``None`` if it is stored, else why nothing of it is (see
-:meth:`Store.commit_then`)."""
-
-
-class _Write(msgspec.Struct, eq=False):
-    """One caller's write, waiting for the writer task: its rows, and the future its caller awaits or the
-    callback it gave (:meth:`Store.commit_then`).
-
-    Nothing else is kept: under load thousands wait at once, each one more set of objects for the
-    garbage collector to scan. What a failed write needs (its name, its precise error) comes from its
-    first row when it fails. A struct, not a dataclass: its ``__init__`` is in C, and every write makes one.
-    """
-
-    parts: tuple[Part, ...]
-    future: asyncio.Future[None] | None
-    queued_at: float
-    then: Committed | None = None
-
-    @property
-    def what(self) -> str:
-        """Names the write in error messages, e.g. "move 12 of match 'k3x9'"."""
-        return write_name(self.parts[0])
-
-    @property
-    def given_up(self) -> bool:
-        """Whether its caller stopped waiting before it was written (its future cancelled)."""
-        return self.future is not None and self.future.cancelled()
-
-    def settle(self, error: StorageError | None) -> None:
-        """Tell the caller that the commit is over: stored if ``error`` is ``None``."""
-        then = self.then
-        if then is not None:
-            self.then = None  # (told once)
-            try:
-                then(error)
-            except Exception:  # (one caller's failure is not the other writes')
-                log.exception("a commit's callback failed")
-            return
-        future = self.future
-        if future is not None and not future.done():
-            if error is None:
-                future.set_result(None)
-            else:
-                future.set_exception(error)
-
-
-_PARTS = attrgetter("parts")
-"""A :class:`_Write`'s rows (for :func:`batch_rows`, in C)."""
 
 
 class Store:
@@ -181,24 +84,23 @@ class Store:
             raise ValueError(f"max_batch must be at least 1, not {max_batch}")
         self._engine = engine
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
-        self._sqlite = _sqlite_batches(engine)
-        self._claim = InstanceClaim(engine, _sqlite_path(engine))
+        self._claim = InstanceClaim(engine, sqlite_file(engine))
         """The instance's claim, and on PostgreSQL the writer's connection, which holds it."""
+        self._ledger = Ledger(WriteStats())
+        self._sink = open_sink(engine, self._claim, self._ledger)
         self._max_batch = max_batch
-        self._queue: list[_Write] = []
-        self._loop = asyncio.get_running_loop()
-        """Looked up once: on Python 3.11 each lookup is a ``getpid`` system call, and each write needs it."""
+        self._queue: list[PendingWrite] = []
+        self._loop = self._ledger.loop
         self._wakeup = asyncio.Event()
         """Set when a write is queued while none was, or when the store closes: the writer waits for it only
         with nothing queued."""
-        self._in_flight = 0
-        """Batches handed to SQLite's writer process and not answered yet."""
-        self._slot = asyncio.Event()
-        """Set when one of those is answered, or a retry of one ends."""
-        self._retrying: set[asyncio.Task[None]] = set()
         self._closing = False
         self._writer = asyncio.create_task(self._write_loop(), name="plyarena-store-writer")
-        self.stats = WriteStats()
+
+    @property
+    def stats(self) -> WriteStats:
+        """What the writer has done since the store opened (for ``/metrics``)."""
+        return self._ledger.stats
 
     @classmethod
     async def open(cls, url: str, *, migrate: bool = True, max_batch: int = DEFAULT_MAX_BATCH) -> Store:
@@ -212,7 +114,7 @@ class Store:
         except ValueError as error:
             raise DatabaseOpenError(str(error)) from error
         try:
-            _open_sqlite_file(engine)
+            check_sqlite_file(engine)
             if migrate:
                 await upgrade_to_head(engine)
         except (OSError, sqlite3.Error, SQLAlchemyError) as error:
@@ -249,8 +151,7 @@ class Store:
         try:
             await self._writer
         finally:
-            if self._sqlite is not None:
-                await self._sqlite.close()
+            await self._sink.close()
             await self._claim.close()
             await self._engine.dispose()
 
@@ -308,25 +209,10 @@ class Store:
         if self._closing:
             future.set_exception(closed_error(parts))
         else:
-            self._queue_write(_Write(parts, future, self._loop.time()))
+            self._queue_write(PendingWrite(parts, future, self._loop.time()))
         return future
 
-    def commit_then(self, then: Committed, write: Write, *more: Write) -> None:
-        """As :meth:`commit`, but call ``then`` once the commit is over, with ``None`` or the
-        :class:`StorageError`, instead of resolving a future: called in the store's own callback (the
-        commit's answer), never before this returns.
-
-        For the server's moves: a future would be made for each, and once resolved its callback would
-        wait for a turn of the loop, after everything else that the commit's answer resolved. Called at
-        once, the move's players have their answer as soon as its batch is committed.
-        """
-        parts = (*write, *(part for other in more for part in other)) if more else write
-        if self._closing:
-            self._loop.call_soon(then, closed_error(parts))
-        else:
-            self._queue_write(_Write(parts, None, self._loop.time(), then))
-
-    def _queue_write(self, write: _Write) -> None:
+    def _queue_write(self, write: PendingWrite) -> None:
         queue = self._queue
         if not queue:  # (with writes queued already, the writer is not waiting: it takes them next)
             self._wakeup.set()
@@ -391,30 +277,12 @@ class Store:
         """
         if limit < 1:
             raise ValueError(f"limit must be at least 1, not {limit}")
-        if not all(_storable(value) for value in (game, status, player_id, before) if value is not None):
+        if not _all_storable(game, status, player_id, before):
             return []
-        public = func.coalesce(MatchRow.options["visibility"].as_string(), "public") == "public"
-        if private_of is not None and _storable(private_of):
-            public = or_(
-                public, MatchRow.id.in_(select(SeatRow.match_id).where(SeatRow.player_id == private_of))
-            )
-        statement = _with_seats(select(MatchRow)).where(public)
-        if game is not None:
-            statement = statement.where(MatchRow.game == game)
-        if status is not None:
-            statement = statement.where(MatchRow.status == status)
-        if player_id is not None:
-            seated = select(SeatRow.match_id).where(SeatRow.player_id == player_id)
-            statement = statement.where(MatchRow.id.in_(seated))
-        statement = statement.order_by(MatchRow.created_at.desc(), MatchRow.id.desc())
-        statement = statement.limit(min(limit, MAX_LIST_LIMIT + 1))
+        statement = _listed_matches(game, status, player_id, private_of).limit(min(limit, MAX_LIST_LIMIT + 1))
         async with self._reading("match list"), self._sessions() as session:
             if before is not None:
-                cursor = (
-                    await session.execute(
-                        select(MatchRow.created_at, MatchRow.id).where(MatchRow.id == before)
-                    )
-                ).one_or_none()
+                cursor = await _place_of(session, before)
                 if cursor is None:
                     return []
                 statement = statement.where(tuple_(MatchRow.created_at, MatchRow.id) < tuple(cursor))
@@ -437,16 +305,11 @@ class Store:
     # ------------------------------------------------------------ write path
 
     async def _write_loop(self) -> None:
-        batch: list[_Write] = []
+        batch: list[PendingWrite] = []
         try:
             while batch := await self._next_batch():
-                if self._sqlite is not None:
-                    await self._send_to_sqlite(self._sqlite, batch)
-                else:
-                    await self._commit(batch)
-            while self._in_flight or self._retrying:  # (closing: what was sent is answered first)
-                self._slot.clear()
-                await self._slot.wait()
+                await self._sink.commit(batch)
+            await self._sink.drain()  # (closing: what was handed over is settled first)
         except BaseException as error:
             # Only a cancelled or broken writer gets here: refuse new writes, fail those still waiting.
             self._closing = True
@@ -457,7 +320,7 @@ class Store:
                 log.exception("store writer stopped")
             raise
 
-    async def _next_batch(self) -> list[_Write]:
+    async def _next_batch(self) -> list[PendingWrite]:
         """Everything queued (up to ``max_batch``) once there is something; empty when closed and drained."""
         while True:
             while not self._queue:
@@ -479,105 +342,6 @@ class Store:
             if batch:
                 return batch
 
-    async def _send_to_sqlite(self, sqlite: SqliteBatches, batch: list[_Write]) -> None:
-        """Hand ``batch`` to SQLite's writer process without waiting for its commit, once fewer than
-        :data:`SQLITE_IN_FLIGHT` batches wait for theirs: one commits while the next waits in the pipe,
-        so a batch never waits for a turn of the loop between two commits. Its writes' futures
-        resolve in the answer's own I/O callback."""
-        while self._in_flight >= SQLITE_IN_FLIGHT:
-            self._slot.clear()
-            await self._slot.wait()
-        try:
-            await sqlite.start()
-            converted = sqlite.convert(batch_rows(map(_PARTS, batch)))
-        except Exception as error:  # the writer cannot start, or a value cannot be converted
-            if len(batch) > 1:
-                log.info("a batch of %d writes failed (%s); retrying one by one", len(batch), reason(error))
-                self.stats.split_batches += 1
-            await self._commit_one_by_one(batch)  # each with its own precise error, on pooled connections
-            return
-        self._in_flight += 1  # (before sending: a writer found gone answers at once)
-        sqlite.send(converted, functools.partial(self._answered, batch, self._loop.time()))
-
-    def _answered(self, batch: list[_Write], started: float, failure: str | None) -> None:
-        self._in_flight -= 1
-        self._slot.set()
-        if failure is None:
-            self._succeed(batch, started, self._loop.time())
-            return
-        if len(batch) > 1:
-            log.info("a batch of %d writes failed (%s); retrying one by one", len(batch), failure)
-            self.stats.split_batches += 1
-        retry = self._loop.create_task(self._commit_one_by_one(batch), name="plyarena-store-retry")
-        self._retrying.add(retry)
-        retry.add_done_callback(self._retried)
-
-    def _retried(self, retry: asyncio.Task[None]) -> None:
-        self._retrying.discard(retry)
-        self._slot.set()
-
-    async def _commit(self, batch: list[_Write]) -> None:
-        loop = self._loop
-        started = loop.time()
-        rows = batch_rows(map(_PARTS, batch))
-        try:
-            connection = await self._claim.connection()
-            async with connection.begin():
-                if len(batch) == 1:
-                    await _apply_alone(connection, batch[0].parts)
-                else:
-                    await apply_batch(connection, rows)
-        except Exception as error:
-            if not is_about_the_data(error):
-                await self._claim.drop_connection()  # (it may be broken: the next write opens another)
-            if len(batch) > 1:
-                log.info("a batch of %d writes failed (%s); retrying one by one", len(batch), reason(error))
-                self.stats.split_batches += 1
-            await self._commit_one_by_one(batch)  # each with its own precise error
-            return
-        self._succeed(batch, started, loop.time())
-
-    async def _commit_one_by_one(self, batch: list[_Write]) -> None:
-        loop = self._loop
-        for index, write in enumerate(batch):
-            started = loop.time()
-            try:
-                if self._sqlite is not None:  # (a pooled connection, in this process)
-                    async with self._engine.begin() as connection:
-                        await _apply_alone(connection, write.parts)
-                else:  # (the writer's, which holds the claim)
-                    connection = await self._claim.connection()
-                    async with connection.begin():
-                        await _apply_alone(connection, write.parts)
-            except Exception as error:
-                if self._sqlite is None and not is_about_the_data(error):
-                    await self._claim.drop_connection()
-                self._fail(write, error)
-                if is_unavailable(error) or isinstance(error, InstanceTakenError):
-                    for rest in batch[index + 1 :]:
-                        self._fail(rest, error)
-                    return
-            else:
-                self._succeed([write], started, loop.time())
-
-    def _succeed(self, writes: list[_Write], started: float, committed: float) -> None:
-        stats = self.stats
-        stats.transactions += 1
-        stats.writes += len(writes)
-        stats.batch_size.observe(len(writes))
-        stats.transaction_seconds.observe(committed - started)
-        stats.commit_seconds.observe_all([committed - write.queued_at for write in writes])
-        moves, new_move = 0, Kind.NEW_MOVE  # (looked up once: see writes._NEW_MOVE)
-        for write in writes:
-            if write.parts[0].kind == new_move:
-                moves += 1
-            write.settle(None)
-        stats.moves += moves
-
-    def _fail(self, write: _Write, error: Exception) -> None:
-        self.stats.failed_writes += 1
-        write.settle(storage_error(write.parts[0], error))
-
     @asynccontextmanager
     async def _reading(self, what: str) -> AsyncIterator[None]:
         try:
@@ -593,37 +357,9 @@ class Store:
 # --------------------------------------------------------------------- helpers
 
 
-def _sqlite_path(engine: AsyncEngine) -> str | None:
-    """The file of an SQLite database given by its path; ``None`` for others (and in-memory ones)."""
-    path = engine.url.database
-    if engine.dialect.name != "sqlite" or not path or path == ":memory:" or path.startswith("file:"):
-        return None
-    return path
-
-
-def _sqlite_batches(engine: AsyncEngine) -> SqliteBatches | None:
-    """The writer process's batches, for an SQLite file (see :mod:`server.storage.batches`)."""
-    path = _sqlite_path(engine)
-    return None if path is None else SqliteBatches(path, engine.dialect)
-
-
-def _open_sqlite_file(engine: AsyncEngine) -> None:
-    """Open an SQLite file once, directly, so that one that cannot be opened (a missing directory, a
-    file that is not a database) fails here. Failing first in aiosqlite's thread, it would also print
-    that thread's traceback once the event loop has gone."""
-    path = _sqlite_path(engine)
-    if path is not None:
-        with contextlib.closing(sqlite3.connect(path)) as connection:
-            connection.execute("PRAGMA schema_version")  # reads the header: "file is not a database"
-
-
-async def _apply_alone(connection: AsyncConnection, parts: tuple[Part, ...]) -> None:
-    """Apply one write's rows by themselves, raising the precise error of the first that fails."""
-    for part in parts:
-        statement = BATCH_STATEMENTS[part.kind]
-        result = await connection.execute(statement, part.params)
-        if isinstance(statement, Update) and result.rowcount == 0:
-            raise await why_not_updated(connection, part)
+def _all_storable(*values: str | None) -> bool:
+    """Whether every value given could be stored (see :func:`_storable`)."""
+    return all(_storable(value) for value in values if value is not None)
 
 
 def _storable(text: str) -> bool:
@@ -638,6 +374,39 @@ def _chat_record(row: ChatLineRow) -> ChatRecord:
 
 def _with_seats(statement: Select[MatchRow]) -> Select[MatchRow]:
     return statement.options(selectinload(MatchRow.seats).joinedload(SeatRow.player))
+
+
+def _listed_matches(
+    game: str | None, status: str | None, player_id: str | None, private_of: str | None
+) -> Select[MatchRow]:
+    """The matches :meth:`Store.list_matches` lists, with their seats, newest first."""
+    statement = _with_seats(select(MatchRow)).where(_visible_to(private_of))
+    if game is not None:
+        statement = statement.where(MatchRow.game == game)
+    if status is not None:
+        statement = statement.where(MatchRow.status == status)
+    if player_id is not None:
+        statement = statement.where(MatchRow.id.in_(_seated(player_id)))
+    return statement.order_by(MatchRow.created_at.desc(), MatchRow.id.desc())
+
+
+def _visible_to(private_of: str | None) -> ColumnElement[bool]:
+    """Public matches, and with ``private_of`` the private ones in which that player holds a seat."""
+    public = func.coalesce(MatchRow.options["visibility"].as_string(), "public") == "public"
+    if private_of is None or not _storable(private_of):
+        return public
+    return or_(public, MatchRow.id.in_(_seated(private_of)))
+
+
+def _seated(player_id: str) -> Select[str]:
+    """The ids of the matches in which ``player_id`` holds a seat."""
+    return select(SeatRow.match_id).where(SeatRow.player_id == player_id)
+
+
+async def _place_of(session: AsyncSession, match_id: str) -> Row[datetime, str] | None:
+    """Where ``match_id`` stands in the newest-first order of :meth:`Store.list_matches`, if it exists."""
+    statement = select(MatchRow.created_at, MatchRow.id).where(MatchRow.id == match_id)
+    return (await session.execute(statement)).one_or_none()
 
 
 def _player_record(row: PlayerRow) -> PlayerRecord:

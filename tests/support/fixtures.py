@@ -64,13 +64,12 @@ def arena_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 @pytest.fixture
 async def start_server(arena_db_url: str) -> AsyncIterator[StartServer]:
-    """``await start_server(**config)``: a running server on a free port; options override the defaults.
-    ``at_once=False`` has it decide every request in a coroutine (see ``MatchHost.act_soon``)."""
+    """``await start_server(**config)``: a running server on a free port; options override the defaults."""
     async with contextlib.AsyncExitStack() as stack:
 
-        async def start(*, at_once: bool = True, **options: Any) -> Server:
+        async def start(**options: Any) -> Server:
             config = ServerConfig(**{"port": 0, "db_url": arena_db_url, "grace_s": 30.0, **options})
-            return await stack.enter_async_context(running_server(config, at_once=at_once))
+            return await stack.enter_async_context(running_server(config))
 
         yield start
 
