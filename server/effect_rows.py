@@ -10,19 +10,9 @@ from datetime import datetime
 
 import msgspec
 
-from server.match import (
-    LIVE,
-    CreateRematch,
-    Effect,
-    Finish,
-    Match,
-    SaveChat,
-    SaveFinish,
-    SaveMove,
-    SaveSeat,
-    SaveStart,
-)
+from server.match import LIVE, Match
 from server.protocol import EngineInfo
+from server.steps import CreateRematch, Effect, Finish, SaveChat, SaveFinish, SaveMove, SaveSeat, SaveStart
 from server.storage import records, writes
 from server.storage.records import ChatRecord, MatchFinish, MatchRecord, MoveRecord, SeatRecord
 from server.storage.writes import Write

@@ -1,7 +1,7 @@
 """The live matches of one instance: the thin I/O shell around :mod:`server.match`.
 
 For each match, one lock orders everything: take the match's next
-:class:`~server.match.Step`, commit its effects to the store, and only then
+:class:`~server.steps.Step`, commit its effects to the store, and only then
 adopt the new state, log its events and push them to the followers and the bus.
 A failed commit leaves the match exactly as it was. Timers turn flag falls and
 expired grace periods into steps of their own; a commit whose answer was lost is
@@ -28,9 +28,10 @@ from server.config import ServerConfig
 from server.connection import Connection, push_to
 from server.effect_rows import match_record, rows_for
 from server.errors import ErrorCode, ProtocolError, storage_failure
+from server.event_log import EventLog
 from server.ids import new_id
 from server.lobby import Lobby, lobby_entry, match_topic
-from server.match import CHAT_KEPT, LIVE, OPEN, CreateRematch, EventLog, Match, Step
+from server.match import CHAT_KEPT, LIVE, OPEN, Match
 from server.metrics import Metrics
 from server.protocol import (
     AnyMatchEvent,
@@ -47,8 +48,10 @@ from server.protocol import (
 )
 from server.recovery import Resend
 from server.registry import LiveMatch, MatchRegistry
+from server.steps import CreateRematch, Step
 from server.storage import MatchRecord, SeatRecord, StorageError, Store
 from server.storage.writes import Write
+from server.stored_match import restore_match
 
 __all__ = ["Intent", "LiveMatch", "MatchHost", "Resend", "player_info"]
 
@@ -168,7 +171,7 @@ class MatchHost:
             log.error("match %s is of unknown game %r: not restored", record.id, record.game)
             return None
         try:
-            match = Match.restore(record, game, self.config.grace_s, self.now())
+            match = restore_match(record, game, self.config.grace_s, self.now())
         except Exception:
             log.exception("match %s cannot be rebuilt from its stored moves: not restored", record.id)
             return None

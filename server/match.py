@@ -11,10 +11,7 @@ its events, so a refused request or a failed commit changes nothing.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, TypeAlias
 
 import msgspec
 from msgspec.structs import replace
@@ -24,7 +21,17 @@ from server import protocol
 from server.clock import Clock, TimeControl
 from server.errors import ErrorCode, ProtocolError
 from server.protocol import EngineInfo, MatchEvent, MatchOptions, PlayerInfo
-from server.storage.records import MatchRecord, MoveRecord, SeatRecord
+from server.steps import (
+    CreateRematch,
+    Effect,
+    Finish,
+    SaveChat,
+    SaveFinish,
+    SaveMove,
+    SaveSeat,
+    SaveStart,
+    Step,
+)
 from server.text import clean_text
 
 CHAT_KEPT = 50
@@ -34,71 +41,6 @@ MAX_THINK_MS = 2**31 - 1
 untimed match is stored as thought over for that long, rather than refused."""
 
 OPEN, LIVE, FINISHED, ABORTED = "open", "live", "finished", "aborted"
-
-
-# --------------------------------------------------------------------------- effects to commit
-
-
-class Finish(msgspec.Struct, frozen=True, gc=False):
-    """How a match ended, as stored."""
-
-    status: str
-    winner: int | None
-    reason: str
-
-
-class SaveSeat(msgspec.Struct, frozen=True, gc=False):
-    seat: int
-    player: PlayerInfo
-
-
-class SaveStart(msgspec.Struct, frozen=True, gc=False):
-    pass
-
-
-class SaveMove(msgspec.Struct, frozen=True, gc=False):
-    ply: int
-    seat: int
-    notation: str
-    think_ms: int
-    clocks_ms: tuple[int, int] | None
-    engine: EngineInfo | None
-    finish: Finish | None
-
-
-class SaveFinish(msgspec.Struct, frozen=True, gc=False):
-    finish: Finish
-
-
-class SaveChat(msgspec.Struct, frozen=True, gc=False):
-    """Store a chat line, numbered by its event's ``seq``, so a restarted server shows it again."""
-
-    line: protocol.ChatLine
-
-
-class CreateRematch(msgspec.Struct, frozen=True, gc=False):
-    """Create and store ``match``, the live rematch, before announcing it."""
-
-    match: Match
-
-
-Effect: TypeAlias = SaveSeat | SaveStart | SaveMove | SaveFinish | SaveChat | CreateRematch
-
-
-class Step(msgspec.Struct, frozen=True, gc=False):
-    """The outcome of one intent: the next state, its events, and what to commit before either counts."""
-
-    match: Match
-    events: tuple[MatchEvent, ...] = ()
-    effects: tuple[Effect, ...] = ()
-    duplicate: bool = False
-    """True for a move that repeats the move already played at its ply: nothing to do."""
-    stored: bool = False
-    """True for a step found in the store after its commit answer was lost: its effects are committed
-    already (a rematch it starts is started all the same)."""
-
-
-# --------------------------------------------------------------------------- the match
 
 
 class Match(msgspec.Struct, frozen=True, gc=False):
@@ -145,40 +87,6 @@ class Match(msgspec.Struct, frozen=True, gc=False):
         """A new match with no one seated. Raises ``ValueError`` for a bad time control."""
         control = TimeControl.parse(options.time_control)
         return cls(match_id, game, options, control, grace_s, positions=(game.start(),))
-
-    @classmethod
-    def restore(cls, record: MatchRecord, game: Game, grace_s: float, now: float) -> Match:
-        """A match rebuilt from its stored record, after a restart or to show a finished match.
-
-        Clocks resume at ``now`` from the times stored with the last move, so no
-        one is charged for the server's downtime; every seat of an unfinished
-        match starts absent and has the grace period to come back. The stored
-        chat lines come back with the ``seq`` their events had, and numbering
-        goes on after the last of them, so a later line never takes the number
-        of an earlier one (a client keeps chat lines by number; it gets a full
-        state anyway, from the restarted server's new event log).
-        """
-        match = cls.open(record.id, game, _stored_options(record.options), grace_s)
-        stored_moves = sorted(record.moves, key=lambda m: m.ply)
-        moves = tuple(move.notation for move in stored_moves)
-        positions = game.history(moves)
-        seats = _stored_seats(record.seats)
-        over = record.status in (FINISHED, ABORTED)
-        absent = tuple(now if player is not None and not over else None for player in seats)
-        return replace(
-            match,
-            status=record.status,
-            seats=seats,
-            positions=tuple(positions),
-            moves=moves,
-            clock=match._restored_clock(record.status, stored_moves, positions[-1].turn, now),
-            turn_started=now if record.status == LIVE else None,
-            result=_stored_result(record) if over else None,
-            absent_since=(absent[0], absent[1]),
-            rematch_id=record.rematch_id,
-            chat_lines=_stored_chat(record),
-            seq=max((line.seq for line in record.chat), default=0),
-        )
 
     # ----------------------------------------------------------------- reading
 
@@ -572,17 +480,6 @@ class Match(msgspec.Struct, frozen=True, gc=False):
             Finish(FINISHED, 1 - seat, f"seat {seat} left and did not come back"), now, left=True
         )
 
-    def _restored_clock(
-        self, status: str, stored_moves: Sequence[MoveRecord], turn: int, now: float
-    ) -> Clock | None:
-        """The clock of a restored match: the times stored with its last move, running for ``turn`` from
-        ``now`` if the match is live (an open match's clocks come at its start)."""
-        if self.control is None or status == OPEN:
-            return None
-        stored = stored_moves[-1].clocks_ms if stored_moves else None
-        clock = Clock(self.control, stored) if stored else Clock.new(self.control)
-        return clock.start(turn, now) if status == LIVE else clock
-
     def _require_rematch_possible(self) -> None:
         if self.status == OPEN:
             raise ProtocolError(ErrorCode.NOT_STARTED, f"match {self.id} is waiting for a player")
@@ -673,70 +570,3 @@ class Match(msgspec.Struct, frozen=True, gc=False):
         else:
             numbered = tuple([replace(event, seq=seq + index) for index, event in enumerate(events, start=1)])
         return Step(replace(self, seq=seq + len(numbered)), numbered, tuple(effects))
-
-
-# --------------------------------------------------------------------------- reading a stored match
-
-
-def _stored_options(options: dict[str, Any]) -> MatchOptions:
-    """A match's options as stored, the defaults filling in what an older record lacks."""
-    bot = options.get("bot")
-    return protocol.MatchOptions(
-        time_control=options.get("time_control", "untimed"),
-        visibility=options.get("visibility", "public"),
-        bot=protocol.BotRequest(**bot) if bot else None,
-    )
-
-
-def _stored_seats(stored: Sequence[SeatRecord]) -> tuple[PlayerInfo | None, PlayerInfo | None]:
-    seats: list[PlayerInfo | None] = [None, None]
-    for seat in stored:
-        seats[seat.seat] = PlayerInfo(id=seat.player_id, name=seat.player_name, bot=seat.is_bot)
-    return seats[0], seats[1]
-
-
-def _stored_result(record: MatchRecord) -> protocol.MatchResult:
-    return protocol.MatchResult(status=record.status, winner=record.winner, reason=record.reason or "")
-
-
-def _stored_chat(record: MatchRecord) -> tuple[protocol.ChatLine, ...]:
-    """The last :data:`CHAT_KEPT` stored chat lines, with the ``seq`` their events had."""
-    return tuple(
-        protocol.ChatLine(match_id=record.id, seq=line.seq, seat=line.seat, name=line.name, text=line.text)
-        for line in record.chat[-CHAT_KEPT:]
-    )
-
-
-# --------------------------------------------------------------------------- the event log
-
-
-@dataclass(slots=True)
-class EventLog:
-    """The last ``capacity`` events of a match, for clients that reconnect and ask what they missed.
-
-    ``id`` names this log: sequence numbers only mean something within one log,
-    and a restarted server starts new logs, so a client presenting another log's
-    numbers gets a full state instead of a wrong guess.
-    """
-
-    id: str
-    capacity: int
-    events: deque[MatchEvent] = field(init=False)
-    last_seq: int = 0
-
-    def __post_init__(self) -> None:
-        self.events = deque(maxlen=self.capacity)
-
-    def append(self, events: Sequence[MatchEvent]) -> None:
-        if events:
-            self.events.extend(events)  # (the oldest go past ``capacity``)
-            self.last_seq = events[-1].seq
-
-    def since(self, log_id: str | None, seq: int | None) -> list[MatchEvent] | None:
-        """Every event after ``seq``, or ``None`` when this log cannot say (another log, or too far back)."""
-        if log_id != self.id or seq is None or seq > self.last_seq:
-            return None
-        first = self.events[0].seq if self.events else self.last_seq + 1
-        if seq < first - 1:
-            return None
-        return [event for event in self.events if event.seq > seq]

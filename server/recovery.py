@@ -15,8 +15,9 @@ import msgspec
 
 from server.clock import Clock
 from server.errors import ErrorCode, ProtocolError, storage_failure
-from server.match import ABORTED, FINISHED, Effect, Finish, Match, SaveFinish, SaveMove, Step
+from server.match import ABORTED, FINISHED, Match
 from server.protocol import Ended, EngineInfo, Moved
+from server.steps import Effect, Finish, SaveFinish, SaveMove, Step
 from server.storage import DuplicateMoveError, MoveRecord, StorageError, Store
 
 log = logging.getLogger(__name__)

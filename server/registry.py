@@ -16,7 +16,8 @@ from datetime import datetime
 
 from server.config import ServerConfig
 from server.connection import Connection
-from server.match import LIVE, OPEN, EventLog, Match
+from server.event_log import EventLog
+from server.match import LIVE, OPEN, Match
 from server.matchlock import MatchLock
 from server.metrics import Metrics
 from server.protocol import BotStatus

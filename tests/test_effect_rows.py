@@ -6,8 +6,9 @@ from datetime import UTC, datetime
 
 from games import get_game
 from server.effect_rows import rows_for
-from server.match import Match, SaveChat, SaveFinish, SaveMove
+from server.match import Match
 from server.protocol import EngineInfo, MatchOptions, PlayerInfo
+from server.steps import SaveChat, SaveFinish, SaveMove
 from server.storage.batches import Kind
 from server.storage.records import MoveRecord
 

@@ -11,23 +11,13 @@ import pytest
 from games import get_game
 from server import protocol
 from server.errors import ErrorCode, ProtocolError
+from server.event_log import EventLog
 from server.live import LiveMatch
-from server.match import (
-    CHAT_KEPT,
-    MAX_THINK_MS,
-    CreateRematch,
-    EventLog,
-    Finish,
-    Match,
-    SaveChat,
-    SaveFinish,
-    SaveMove,
-    SaveSeat,
-    SaveStart,
-    Step,
-)
+from server.match import CHAT_KEPT, MAX_THINK_MS, Match
 from server.protocol import MatchOptions, PlayerInfo
+from server.steps import CreateRematch, Finish, SaveChat, SaveFinish, SaveMove, SaveSeat, SaveStart, Step
 from server.storage.records import ChatRecord, MatchRecord, MoveRecord, SeatRecord
+from server.stored_match import restore_match
 
 ALICE = PlayerInfo(id="p-alice", name="Alice", bot=False)
 BOB = PlayerInfo(id="p-bob", name="Bob", bot=True)
@@ -413,7 +403,7 @@ def test_restore_replays_moves_and_resumes_clocks_without_charging_downtime() ->
             MoveRecord("m1", 0, 0, "a1", 10_000, at, (50_000, 60_000)),
         ),
     )
-    match = Match.restore(record, get_game("tictactoe"), GRACE_S, now=1000.0)
+    match = restore_match(record, get_game("tictactoe"), GRACE_S, now=1000.0)
     assert match.moves == ("a1", "b2") and match.position.turn == 0 and match.status == "live"
     assert match.clocks_ms(now=1004.0) == (46_000, 57_000)
     assert match.connected == (False, False)
@@ -436,7 +426,7 @@ def test_a_restored_match_shows_its_stored_chat_and_numbers_on_after_it() -> Non
         seats=(SeatRecord(0, ALICE.id, "Alice", False), SeatRecord(1, BOB.id, "Bob", False)),
         chat=chat,
     )
-    match = Match.restore(record, get_game("tictactoe"), GRACE_S, now=1000.0)
+    match = restore_match(record, get_game("tictactoe"), GRACE_S, now=1000.0)
     shown = match.state(log="L", now=1000.0, viewer=None).chat
     assert [(line.seq, line.seat, line.name, line.text) for line in shown] == [
         (4, 0, "Alice", "line 4"),
@@ -457,7 +447,7 @@ def test_a_restored_open_match_has_no_clocks_until_it_starts() -> None:
         created_at=at,
         seats=(SeatRecord(0, ALICE.id, "Alice", False),),
     )
-    match = Match.restore(record, get_game("tictactoe"), GRACE_S, now=1000.0)
+    match = restore_match(record, get_game("tictactoe"), GRACE_S, now=1000.0)
     assert match.state(log="L", now=1000.0, viewer=None).clocks_ms is None
     with refused(ErrorCode.NOT_ALLOWED):  # its creator starts away, as every seated player after a restart
         match.join(BOB, 1, now=1001.0)
