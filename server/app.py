@@ -230,7 +230,7 @@ class Server:
         await self.host.disconnected(connection)
 
     async def _receive(self, connection: Connection, frame: str | bytes) -> None:
-        """Handle a message (in a task of its own, the connection's next message waiting for it): a text
+        """Handle a message (in the connection's task, its next message waiting for this one): a text
         frame as ``str``, its UTF-8 checked by the connection, a binary one as ``bytes``. A refused
         request is answered with one ``error`` and changes nothing."""
         self.metrics.requests_total += 1

@@ -4,8 +4,10 @@ through its public API, as websockets' own asyncio shell does (``websockets.asyn
 Sending never waits: a message is pushed into the write buffer at once (as ``websockets.broadcast``
 does), so a slow reader never holds up a match; one that lets too much pile up is dropped instead.
 
-Messages go to the server one at a time and in order, each in a task of its own; those that come
-meanwhile wait in a deque, made only while some wait, and reading pauses while too many wait.
+Each connection has one task, as a handler of websockets' own asyncio server has: it answers the opening
+handshake, then hands the server each message in turn (those that come meanwhile wait in a deque, made
+only while some wait, and reading pauses while too many wait), and once the socket is closed and every
+message before the close is handled, tells the server so.
 
 Keepalive pings go only to quiet connections, spread over their interval. Connections opened together
 (every client of a restarted server coming back at once) would otherwise ping together for as long as
@@ -45,8 +47,8 @@ MAX_FRAGMENTS = 4096
 """Fragments one message may have (as websockets' own ``recv``): empty ones add nothing to ``max_size``."""
 MAX_QUEUE_HIGH, MAX_QUEUE_LOW = 16, 4
 """Reading pauses while more messages than the first wait to be handled, and resumes at the second."""
-TASK_NAME = "plyarena-message"
-"""The name of every task that handles a message (a name given: "Task-N" is formatted for each)."""
+TASK_NAME = "plyarena-connection"
+"""The name of every connection's task (a name given: "Task-N" would be formatted for each)."""
 
 _TOO_MANY: list[Frame] = []
 """In place of the fragments of a message that had too many: the rest of it is dropped."""
@@ -85,7 +87,6 @@ class Connection(asyncio.Protocol):
 
     __slots__ = (
         "_beat",
-        "_busy",
         "_failed",
         "_fragments",
         "_heard",
@@ -95,7 +96,9 @@ class Connection(asyncio.Protocol):
         "_opening",
         "_paused",
         "_ping",
+        "_task",
         "_timer",
+        "_waiter",
         "address",
         "bucket",
         "id",
@@ -132,8 +135,10 @@ class Connection(asyncio.Protocol):
         self._fragments: list[Frame] | None = None
         self._messages: deque[tuple[Opcode | None, bytes]] | None = None
         """Whole messages waiting (``None`` as opcode: one of too many fragments); only while some wait."""
-        self._busy: asyncio.Task[None] | None = None
-        """The handshake's task, then the task handling a message: what the next message waits for."""
+        self._task: asyncio.Task[None] | None = None
+        """The connection's one task (see :meth:`_serve`), from its request on."""
+        self._waiter: asyncio.Future[None] | None = None
+        """What the task awaits while no message waits: set by the next message, or by the close."""
         self._paused = False
         self._opened = False
         self._failed = False
@@ -219,8 +224,10 @@ class Connection(asyncio.Protocol):
             if timer is not None:
                 timer.cancel()
         self._timer = self._beat = None
-        if self._busy is None:  # (else the message in hand, and those queued after it, come first)
-            self._go_on()
+        if self._task is None:  # (no request came: nothing was opened, nothing waits)
+            self.listener.forget(self)
+        else:
+            self._wake()
 
     def _flush(self) -> None:
         """Write what the protocol has to send; an empty chunk is its end of the stream."""
@@ -257,7 +264,44 @@ class Connection(asyncio.Protocol):
 
     def _request(self, request: Request) -> None:
         self._give_back_opening()
-        self._busy = asyncio.Task(self._handshake(request), name="plyarena-handshake")
+        # A ``Task`` made directly, and named: ``create_task`` would name it "Task-N", formatted each time.
+        self._task = asyncio.Task(self._serve(request), name=TASK_NAME)
+
+    async def _serve(self, request: Request) -> None:
+        """The connection's one task: answer ``request``, hand the server each message in turn, and once
+        the socket is closed and every message before the close is handled, tell the server (once)."""
+        await self._handshake(request)
+        received, loop = self.listener.received, asyncio.get_running_loop()
+        while True:
+            messages = self._messages
+            if not messages:
+                if self._lost:
+                    break
+                self._waiter = loop.create_future()
+                await self._waiter  # (until a message comes, or the close)
+                continue
+            message = self._take(messages)
+            if message is None:
+                continue
+            try:
+                await received(self, message)
+            except Exception:
+                self.listener.logger.error("handling a message failed", exc_info=True)
+        try:
+            if self._opened:
+                await self.listener.closed(self)
+        except Exception:
+            self.listener.logger.error("closing a connection failed", exc_info=True)
+        finally:
+            self.listener.forget(self)
+
+    def _wake(self) -> None:
+        """Wake the task if it waits for a message (or the close)."""
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
 
     async def _handshake(self, request: Request) -> None:
         """Answer the request: the HTTP front's response, or the upgrade; then the connection is open."""
@@ -272,9 +316,6 @@ class Connection(asyncio.Protocol):
             self.listener.logger.error("opening handshake failed", exc_info=True)
             if self.transport is not None:
                 self.transport.abort()
-        finally:
-            self._busy = None
-            self._go_on()  # (messages that came with the request, or the close)
 
     async def _response(self, request: Request) -> Response:
         listener, protocol = self.listener, self.protocol
@@ -368,79 +409,38 @@ class Connection(asyncio.Protocol):
             self._deliver(fragments[0].opcode, b"".join(fragment.data for fragment in fragments))
 
     def _deliver(self, opcode: Opcode | None, data: bytes) -> None:
-        """Handle a whole message now if none is being handled, else queue it; pause reading past
-        :data:`MAX_QUEUE_HIGH`."""
+        """Queue a whole message for the task, and wake it; pause reading past :data:`MAX_QUEUE_HIGH`."""
         if self._failed:
-            return
-        if self._busy is None:
-            self._start(opcode, data)
             return
         messages = self._messages
         if messages is None:
             messages = self._messages = deque()
         messages.append((opcode, data))
+        self._wake()
         if len(messages) > MAX_QUEUE_HIGH and not self._paused and self.transport is not None:
             self._paused = True
             self.transport.pause_reading()
 
-    def _go_on(self) -> None:
-        """Hand over waiting messages until one is being handled; once none is left and the socket is
-        closed, the server's closed callback runs."""
-        while self._busy is None:
-            messages = self._messages
-            if messages is None:
-                if self._lost:
-                    self._busy = asyncio.Task(self._closing(), name="plyarena-closed")
-                return
-            opcode, data = messages.popleft()
-            if not messages:
-                self._messages = None
-            if self._paused and len(messages) <= MAX_QUEUE_LOW and not self._lost:
-                self._paused = False
-                assert self.transport is not None
-                self.transport.resume_reading()
-            self._start(opcode, data)
-
-    def _start(self, opcode: Opcode | None, data: bytes) -> None:
-        """Hand one message to the server, in a task of its own; until it is done, the next waits."""
-        message: str | bytes
+    def _take(self, messages: deque[tuple[Opcode | None, bytes]]) -> str | bytes | None:
+        """The first waiting message, as the server takes it (``str`` from a text frame, ``bytes`` from a
+        binary one); ``None`` once the connection is failed for it. Reading resumes when few are left."""
+        opcode, data = messages.popleft()
+        if not messages:
+            self._messages = None
+        if self._paused and len(messages) <= MAX_QUEUE_LOW and not self._lost:
+            self._paused = False
+            assert self.transport is not None
+            self.transport.resume_reading()
         if opcode is Opcode.TEXT:
             try:
-                message = data.decode()
+                return data.decode()
             except UnicodeDecodeError as error:
                 self._fail(CloseCode.INVALID_DATA, f"{error.reason} at position {error.start}")
-                return
-        elif opcode is Opcode.BINARY:
-            message = data
-        else:
-            self._fail(CloseCode.MESSAGE_TOO_BIG, "too many fragments")
-            return
-        try:
-            work = self.listener.received(self, message)
-        except Exception:
-            self.listener.logger.error("handling a message failed", exc_info=True)
-            return
-        # A ``Task`` made directly, and named: ``create_task`` would name it "Task-N", formatted each time.
-        self._busy = asyncio.Task(self._handling(work), name=TASK_NAME)
-
-    async def _handling(self, work: Any) -> None:
-        try:
-            await work
-        except Exception:
-            self.listener.logger.error("handling a message failed", exc_info=True)
-        finally:
-            self._busy = None
-            self._go_on()
-
-    async def _closing(self) -> None:
-        """The socket is closed and every message before the close handled: tell the server, once."""
-        try:
-            if self._opened:
-                await self.listener.closed(self)
-        except Exception:
-            self.listener.logger.error("closing a connection failed", exc_info=True)
-        finally:
-            self.listener.forget(self)
+                return None
+        if opcode is Opcode.BINARY:
+            return data
+        self._fail(CloseCode.MESSAGE_TOO_BIG, "too many fragments")
+        return None
 
 
 def push_to(connections: Iterable[Connection], data: bytes) -> None:

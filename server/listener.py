@@ -22,7 +22,8 @@ Opened = Callable[[Connection, Request], bool]
 """Called once the upgrade is sent, before the request's headers are let go; ``False``: the server does
 not keep the connection (it closes it), and ``closed`` is not called for it."""
 Received = Callable[[Connection, str | bytes], Coroutine[Any, Any, None]]
-"""What handles one message (``str`` from a text frame, ``bytes`` from a binary one), run in a task."""
+"""What handles one message (``str`` from a text frame, ``bytes`` from a binary one), awaited by the
+connection's task before its next message."""
 Closed = Callable[[Connection], Awaitable[None]]
 """Called once a kept connection is closed and every message before the close is handled."""
 
