@@ -13,6 +13,7 @@ import random
 import ssl
 import uuid
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Self
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -34,6 +35,9 @@ from server.topics import (
 log = logging.getLogger("server.bus")  # (the bus's log, as before the bus was split in modules)
 
 DEFAULT_MAX_PENDING = 10_000  # publishes kept while the broker is unreachable
+RECONNECT_DELAY_S = (0.5, 5.0)
+"""The first wait before connecting to the broker again, and the longest: lobby entries and bot requests
+wait for the broker meanwhile, so a long outage must not leave them waiting much past its end."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +149,7 @@ class MqttBus:
         max_queued: int = DEFAULT_MAX_QUEUED,
         keepalive: int = 15,
         timeout: float = 10.0,
-        reconnect_delay: tuple[float, float] = (0.5, 15.0),
+        reconnect_delay: tuple[float, float] = RECONNECT_DELAY_S,
         connect_wait: float = 5.0,
     ) -> None:
         broker = BrokerAddress.parse(url)
@@ -331,11 +335,12 @@ class MqttBus:
     # ------------------------------------------------------------ connection
 
     async def _run(self) -> None:
-        delay = self._min_delay
+        waits = reconnect_waits(self._min_delay, self._max_delay, random.Random())
         while not self._stopping.is_set():
+            delay = next(waits)
             try:
                 async with self._new_client() as client:
-                    delay = self._min_delay
+                    waits = reconnect_waits(self._min_delay, self._max_delay, random.Random())
                     await self._serve(client)
             except aiomqtt.MqttError as error:
                 if self.connected:
@@ -352,8 +357,7 @@ class MqttBus:
             if self._stopping.is_set():
                 return
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopping.wait(), delay * random.uniform(0.8, 1.2))
-            delay = min(delay * 2, self._max_delay)
+                await asyncio.wait_for(self._stopping.wait(), delay)
 
     def _new_client(self) -> aiomqtt.Client:
         will = None
@@ -448,3 +452,13 @@ class MqttBus:
 
     def _status(self, *, online: bool) -> bytes:
         return json.dumps({"instance": self.client_id, "online": online}).encode()
+
+
+def reconnect_waits(first: float, longest: float, rng: random.Random) -> Iterator[float]:
+    """The waits between attempts to reach the broker: doubling from ``first``, each drawn within 20% of
+    its value (the clients of a broker that restarted do not all come back at once), never above
+    ``longest``."""
+    delay = first
+    while True:
+        yield min(longest, delay * rng.uniform(0.8, 1.2))
+        delay = min(delay * 2, longest)

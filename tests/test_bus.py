@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
+import random
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
@@ -24,6 +26,7 @@ from server.bus import (
     check_pattern,
     topic_matches,
 )
+from server.mqtt_bus import RECONNECT_DELAY_S, reconnect_waits
 
 FAST_RECONNECT = (0.05, 0.5)
 WAIT = 5.0
@@ -423,3 +426,12 @@ def test_an_mqtt_password_never_reaches_a_log_line() -> None:
     assert MqttBus("mqtts://broker.example").url == "mqtts://broker.example"
     assert MqttBus("mqtt://:S3cret@[::1]:1883").url == "mqtt://:***@[::1]:1883"
     assert broker_name("mqtt://arena:S3cret@127.0.0.1:1883") == "mqtt://127.0.0.1:1883"
+
+
+def test_the_waits_between_reconnects_double_up_to_five_seconds_and_never_past() -> None:
+    waits = list(itertools.islice(reconnect_waits(*RECONNECT_DELAY_S, random.Random(7)), 12))
+    assert RECONNECT_DELAY_S == (0.5, 5.0)
+    assert 0.4 <= waits[0] <= 0.6
+    assert all(wait <= 5.0 for wait in waits)
+    assert all(later >= 0.8 / 1.2 * earlier for earlier, later in itertools.pairwise(waits[:5]))
+    assert min(waits[6:]) >= 4.0  # (past the doubling, within 20% under the longest)
