@@ -182,6 +182,8 @@ class Welcome(Reply, kw_only=True, frozen=True):
 class Error(Reply, kw_only=True, frozen=True):
     code: str
     message: str = ""
+    url: str | None = None
+    """With ``hosted_elsewhere``: the WebSocket URL of the instance that hosts the match."""
 
 
 class Ok(Reply, kw_only=True, frozen=True):

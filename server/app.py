@@ -104,6 +104,7 @@ class Server:
             self.quota,
             parse_networks(config.metrics_networks),
             now,
+            self._url_of,
         )
         self._listener: Listener | None = None
         self._lobby_task: asyncio.Task[None] | None = None
@@ -157,6 +158,7 @@ class Server:
             self.config = replace(self.config, port=port)
             self.host.config = self.config
         self.http.allowed_origins = self._allowed_origins()
+        self.bus.announce_url(self.ws_url)
         restored = await self.host.restore()
         if restored:
             log.info("restored %d matches hosted by %s", restored, self.config.instance_id)
@@ -185,6 +187,10 @@ class Server:
             if task is not None:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
+
+    def _url_of(self, instance: str) -> str | None:
+        """The WebSocket URL of ``instance``: this server's, or another's as its status on the bus says."""
+        return self.ws_url if instance == self.config.instance_id else self.lobby.instance_urls.get(instance)
 
     async def _follow_bus_lobby(self) -> None:
         try:
@@ -276,13 +282,18 @@ class Server:
         elif not isinstance(error, ProtocolError):
             log.error("request %r failed", request_id, exc_info=error)
             error = ProtocolError(ErrorCode.INTERNAL, "internal error: nothing was changed")
-        self._refuse(connection, error.code, error.message, request_id)
+        self._refuse(connection, error.code, error.message, request_id, error.url)
 
     def _refuse(
-        self, connection: Connection, code: ErrorCode, message: str, request_id: protocol.RequestId
+        self,
+        connection: Connection,
+        code: ErrorCode,
+        message: str,
+        request_id: protocol.RequestId,
+        url: str | None = None,
     ) -> None:
         self.metrics.errors_total[code] += 1
-        connection.send(protocol.error_message(code, message, request_id))
+        connection.send(protocol.error_message(code, message, request_id, url))
 
     # ----------------------------------------------------------------- identity
 

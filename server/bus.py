@@ -71,6 +71,10 @@ class EventBus(Protocol):
         """Publish nothing more for this instance, not even that it goes offline: for a server that lost
         its instance to another server, which speaks for it now (its lobby entries, its status)."""
 
+    def announce_url(self, url: str) -> None:
+        """Say in this instance's status where it serves (its WebSocket URL), so that other instances send
+        the clients of its matches there."""
+
     def publish_nowait(self, topic: str, payload: bytes, retain: bool = False) -> None:
         """Publish without ever waiting: delivered to this process's subscribers at once, queued for the
         broker (bounded: see :class:`MqttBus`). Raises ``ValueError`` for a topic that is not one."""
@@ -113,6 +117,9 @@ class InProcessBus:
 
     def disown(self) -> None:
         """Nothing to do: no other server hears this process's bus."""
+
+    def announce_url(self, url: str) -> None:
+        """Nothing to do: no other instance hears this process's bus."""
 
     async def close(self) -> None:
         self._closed = True

@@ -32,6 +32,8 @@ class ErrorCode(StrEnum):
     """The token given to ``hello`` belongs to no player."""
     NOT_FOUND = "not_found"
     """No match (or game) by that id."""
+    HOSTED_ELSEWHERE = "hosted_elsewhere"
+    """The match is open or live on another instance: its ``url`` (when known) is where to ask for it."""
     SEAT_TAKEN = "seat_taken"
     """The seat asked for, or every seat, is held by someone else."""
     NOT_A_PLAYER = "not_a_player"
@@ -64,10 +66,12 @@ class ErrorCode(StrEnum):
 class ProtocolError(Exception):
     """A request refused with a stable :class:`ErrorCode` and a human message."""
 
-    def __init__(self, code: ErrorCode, message: str) -> None:
+    def __init__(self, code: ErrorCode, message: str, *, url: str | None = None) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+        self.url = url
+        """Where to go instead (``hosted_elsewhere``): the WebSocket URL of the match's host."""
 
 
 class ServerStartError(Exception):

@@ -94,6 +94,7 @@ class HttpFront:
         quota: AddressQuota,
         metrics_readers: tuple[Network, ...],
         now: Callable[[], float],
+        url_of: Callable[[str], str | None] = lambda instance: None,
     ) -> None:
         self.store = store
         self.metrics = metrics
@@ -106,6 +107,8 @@ class HttpFront:
         self.metrics_readers = metrics_readers
         """Clients that may read ``/metrics``."""
         self.now = now
+        self.url_of = url_of
+        """The WebSocket URL of an instance by its id, where known: where a match it hosts is played."""
         self.allowed_origins: frozenset[str] | None = frozenset()
         """Browser origins that may open a WebSocket (``None``: any); clients that send none always may."""
 
@@ -190,7 +193,7 @@ class HttpFront:
         if len(parts) in (2, 3) and parts[0] == "matches":
             record = await self._stored_match(parts[1])
             if len(parts) == 2:
-                return _json_response(match_json(record, with_moves=True))
+                return _json_response(match_json(record, with_moves=True, host_url=self.url_of(record.host)))
             if parts[2] == "export":
                 return _export_response(record)
         raise HttpError(http.HTTPStatus.NOT_FOUND, ErrorCode.NOT_FOUND, f"no API at /api/{'/'.join(parts)}")
@@ -247,7 +250,10 @@ class HttpFront:
             game=game, status=status, player_id=player, limit=limit + 1, before=before, private_of=viewer
         )
         # One more than the page: whether there is a next page, so an exactly full last page says none.
-        page = [match_json(record, with_moves=False) for record in records[:limit]]
+        page = [
+            match_json(record, with_moves=False, host_url=self.url_of(record.host))
+            for record in records[:limit]
+        ]
         next_before = records[limit - 1].id if len(records) > limit else None
         return _json_response({"matches": page, "next_before": next_before})
 
@@ -302,14 +308,16 @@ def _wants_page(headers: Headers) -> bool:
     return "text/html" in ",".join(headers.get_all("Accept"))
 
 
-def match_json(record: MatchRecord, *, with_moves: bool) -> dict[str, Any]:
-    """A stored match as the API shows it: players by id and name, never a token."""
+def match_json(record: MatchRecord, *, with_moves: bool, host_url: str | None = None) -> dict[str, Any]:
+    """A stored match as the API shows it: players by id and name, never a token; ``host_url`` is where
+    its host instance serves, if known."""
     body: dict[str, Any] = {
         "id": record.id,
         "game": record.game,
         "status": record.status,
         "options": record.options,
         "host": record.host,
+        "host_url": host_url,
         "created_at": _iso(record.created_at),
         "started_at": _iso(record.started_at),
         "finished_at": _iso(record.finished_at),

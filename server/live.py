@@ -122,8 +122,10 @@ class MatchHost:
         if record is None:
             raise ProtocolError(ErrorCode.NOT_FOUND, f"no match {match_id!r}")
         if record.status in (OPEN, LIVE):
+            url = self.lobby.instance_urls.get(record.host)
+            where = f"instance {record.host!r}" + ("" if url is None else f" at {url}")
             raise ProtocolError(
-                ErrorCode.NOT_FOUND, f"match {match_id!r} is hosted by instance {record.host!r}"
+                ErrorCode.HOSTED_ELSEWHERE, f"match {match_id!r} is hosted by {where}: ask there", url=url
             )
         live = self._adopt(record, GAMES.get(record.game))
         if live is None:

@@ -120,6 +120,8 @@ class _BusEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 class _InstanceStatus(msgspec.Struct, frozen=True):
     online: bool = False
+    url: Annotated[str, msgspec.Meta(pattern="^wss?://", max_length=MAX_URL_LENGTH)] | None = None
+    """The WebSocket URL the instance serves at, where clients of its matches are sent."""
 
 
 _bus_entry_decoder = msgspec.json.Decoder(_BusEntry)
@@ -195,6 +197,8 @@ class Lobby:
         self.subscribers: set[Connection] = set()
         self.offline: set[str] = set()
         """Other instances known to be offline: their leftover retained entries are not shown."""
+        self.instance_urls: dict[str, str] = {}
+        """Other instances' WebSocket URLs, as their statuses on the bus say: where their matches are."""
         self._bot_requests = 0
         """How many entries are open and ask for a bot."""
         self._snapshot: tuple[list[LobbyEntry], LobbyOmitted] | None = None
@@ -278,10 +282,12 @@ class Lobby:
         if instance == self.instance:
             return
         try:
-            online = not payload or _instance_status_decoder.decode(payload).online
+            status = _instance_status_decoder.decode(payload) if payload else _InstanceStatus(online=True)
         except msgspec.DecodeError as error:
             raise BadLobbyMessage(f"not an instance status: {error}") from None
-        if online:
+        if status.url is not None:
+            self.instance_urls[instance] = status.url
+        if status.online:
             self.offline.discard(instance)
             return
         self.offline.add(instance)

@@ -184,6 +184,8 @@ class MqttBus:
         self._stopping = asyncio.Event()
         self._runner: asyncio.Task[None] | None = None
         self._disowned = False
+        self._status_url: str | None = None
+        """The instance's WebSocket URL, in its status once announced (:meth:`announce_url`)."""
 
     @property
     def connected(self) -> bool:
@@ -253,6 +255,12 @@ class MqttBus:
     @property
     def dropped_publishes(self) -> int:
         return self.stats.dropped_publishes
+
+    def announce_url(self, url: str) -> None:
+        """Put ``url`` in the instance's status from now on, and publish it at once if connected."""
+        self._status_url = url
+        if self.status_topic is not None:
+            self.publish_nowait(self.status_topic, self._status(online=True), retain=True)
 
     def publish_nowait(self, topic: str, payload: bytes, retain: bool = False) -> None:
         check_topic(topic)
@@ -451,7 +459,10 @@ class MqttBus:
             self.stats.published += 1
 
     def _status(self, *, online: bool) -> bytes:
-        return json.dumps({"instance": self.client_id, "online": online}).encode()
+        status: dict[str, object] = {"instance": self.client_id, "online": online}
+        if self._status_url is not None:
+            status["url"] = self._status_url
+        return json.dumps(status).encode()
 
 
 def reconnect_waits(first: float, longest: float, rng: random.Random) -> Iterator[float]:

@@ -292,9 +292,14 @@ class Welcome(ServerMessage, tag="welcome", kw_only=True, frozen=True):
     """Unfinished matches on this server in which you hold a seat: ``match.watch`` them to resume."""
 
 
-class Error(ServerMessage, tag="error", omit_defaults=False, kw_only=True, frozen=True):
+class Error(ServerMessage, tag="error", kw_only=True, frozen=True):
+    """A refused request: ``id`` is always there (``null`` when the request's could not be read)."""
+
+    id: RequestId
     code: ErrorCode
     message: str
+    url: str | None = None
+    """With ``hosted_elsewhere``: the WebSocket URL of the instance that hosts the match, when known."""
 
 
 class Ok(ServerMessage, tag="ok", kw_only=True, frozen=True):
@@ -532,8 +537,8 @@ def as_reply(data: bytes, request_id: RequestId) -> bytes:
     return b"".join((data[:cut], b'"id":', _encoder.encode(request_id), b",", data[cut:]))
 
 
-def error_message(code: ErrorCode, message: str, request_id: RequestId) -> Error:
-    return Error(code=code, message=message, id=request_id)
+def error_message(code: ErrorCode, message: str, request_id: RequestId, url: str | None = None) -> Error:
+    return Error(code=code, message=message, id=request_id, url=url)
 
 
 AnyServerMessage: TypeAlias = (

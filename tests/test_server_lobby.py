@@ -14,6 +14,8 @@ import aiomqtt
 import msgspec
 import pytest
 from support.fixtures import Connect, StartServer
+from support.fuzz_arena import api_get
+from support.waiting import wait_until
 
 from bots.fleet import Fleet, FleetConfig, parse_levels
 from bots.link import MAX_MESSAGE_BYTES, Backoff
@@ -443,6 +445,33 @@ async def test_instances_sharing_a_broker_list_each_others_open_matches(
     assert update["entry"]["host"] == first.config.instance_id and update["entry"]["url"] == first.ws_url
     await bob.request("match.join", match_id=match_id)
     await watcher.expect(type_="lobby.remove", match_id=match_id, timeout=5)
+
+
+async def test_a_match_hosted_on_another_instance_is_answered_with_its_hosts_url(
+    start_mqtt_server: StartServer, connect: Connect, mqtt: aiomqtt.Client
+) -> None:
+    """A private match is in no lobby: its id alone, asked of the wrong instance, says where to go."""
+    host = await start_mqtt_server()
+    other = await start_mqtt_server()
+    await mqtt.subscribe(f"plyarena/v1/instances/{host.config.instance_id}", qos=1)
+    status = payload(await next_message(mqtt, f"plyarena/v1/instances/{host.config.instance_id}"))
+    assert status["online"] is True and status["url"] == host.ws_url
+    alice = await connect.player(host, "Alice")
+    created = await alice.request("match.create", game="tictactoe", seat=0, visibility="private")
+    match_id = created["match_id"]
+    bob = await connect.player(other, "Bob")
+    await wait_until(lambda: host.config.instance_id in other.lobby.instance_urls, 5, "the host's URL")
+    for request in ("match.join", "match.watch"):
+        refused = await bob.request(request, match_id=match_id)
+        assert refused["type"] == "error" and refused["code"] == "hosted_elsewhere", refused
+        assert refused["url"] == host.ws_url
+        assert host.ws_url in refused["message"]
+    status_code, answer = await api_get(other.http_url, f"/api/matches/{match_id}")
+    assert status_code == 200 and answer["host"] == host.config.instance_id
+    assert answer["host_url"] == host.ws_url
+    there = await connect.player(refused["url"], "Bob again")
+    joined = await there.request("match.join", match_id=match_id)
+    assert joined["status"] == "live"
 
 
 async def test_a_match_filled_over_mqtt_lobby_is_joined_on_its_host(
