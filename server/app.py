@@ -110,6 +110,7 @@ class Server:
         self._lobby_task: asyncio.Task[None] | None = None
         self._bot_catalog_task: asyncio.Task[None] | None = None
         self._loop_lag_task: asyncio.Task[None] | None = None
+        self._adoption_task: asyncio.Task[None] | None = None
         self._handlers: dict[type[Request], Handler] = {
             protocol.LobbySubscribe: self._lobby_subscribe,
             protocol.LobbyUnsubscribe: self._lobby_unsubscribe,
@@ -167,6 +168,10 @@ class Server:
         self._loop_lag_task = asyncio.create_task(
             measure_loop_lag(self.metrics.loop_lag_seconds), name="plyarena-loop-lag"
         )
+        if self.config.adoption_check_s is not None:
+            self._adoption_task = asyncio.create_task(
+                self._adopt_lapsed(self.config.adoption_check_s), name="plyarena-adoption"
+            )
         gc.callbacks.append(self.metrics.time_collections)
         await listener.start_serving()
 
@@ -183,10 +188,24 @@ class Server:
         self.lobby.withdraw()
         with contextlib.suppress(ValueError):  # (not there if start failed)
             gc.callbacks.remove(self.metrics.time_collections)
-        for task in (self._lobby_task, self._bot_catalog_task, self._loop_lag_task):
+        for task in (self._lobby_task, self._bot_catalog_task, self._loop_lag_task, self._adoption_task):
             if task is not None:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
+
+    async def _adopt_lapsed(self, every_s: float) -> None:
+        """Every ``every_s`` seconds, take over the matches of instances whose lease
+        lapsed (on PostgreSQL; there is none on SQLite) and play them on here; the first check at once, so
+        that the first instance up adopts the matches of those that never came back."""
+        while True:
+            try:
+                adopted = await self.store.adopt_lapsed()
+                if adopted:
+                    restored = await self.host.restore(only=set(adopted))
+                    log.warning("took over %d matches of instances whose lease lapsed", restored)
+            except Exception:
+                log.exception("taking over the matches of lapsed instances failed; trying again")
+            await asyncio.sleep(every_s)
 
     def _url_of(self, instance: str) -> str | None:
         """The WebSocket URL of ``instance``: this server's, or another's as its status on the bus says."""
@@ -448,7 +467,7 @@ async def running_server(config: ServerConfig, **server_options: Any) -> AsyncIt
         raise ServerStartError(str(error)) from error
     try:
         try:
-            await store.claim_instance(config.instance_id)
+            await store.claim_instance(config.instance_id, lease_s=config.lease_s)
         except InstanceTakenError as error:
             raise ServerStartError(f"{error}: give each server its own --instance-id") from error
         except DatabaseOpenError as error:  # (an SQLite file's lock file cannot be opened or locked)

@@ -50,6 +50,12 @@ class ServerConfig:
 
     grace_s: float = 60.0
     """How long a seated player may stay away before losing the match."""
+    lease_s: float = 10.0
+    """On a PostgreSQL database that instances share: how long this instance's lease on its matches
+    lasts unrenewed before another instance takes them over (see server/storage/leases.py)."""
+    adoption_check_s: float | None = None
+    """How often this instance looks for lapsed leases whose matches it should take over; ``None``: never
+    (``plyarena serve`` looks every 2 s; a server in a test shares its database with unrelated ones)."""
     max_message_bytes: int = 4096
     """Larger requests are answered ``frame_too_large`` (the connection stays open)."""
     max_frame_bytes: int = 64 * 1024

@@ -26,7 +26,7 @@ from server.storage.migrate import PROJECT_ROOT, upgrade_to_head
 from server.storage.models import Base, ChatLineRow, MatchRow, MoveRow, PlayerRow, SeatRow
 from server.text import MAX_STACKED_MARKS, clean_name, clean_text
 
-TABLES = {"players", "matches", "seats", "moves", "chat_lines"}
+TABLES = {"players", "matches", "seats", "moves", "chat_lines", "instance_leases"}
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -106,8 +106,9 @@ async def test_the_command_line_upgrades_and_downgrades(empty_database_url: str)
     assert "Running upgrade  -> 0001" in output and "Running upgrade 0001 -> 0002" in output
     assert "Running upgrade 0002 -> 0003" in output and "Running upgrade 0003 -> 0004" in output
     assert "Running upgrade 0004 -> 0005" in output and "Running upgrade 0005 -> 0006" in output
+    assert "Running upgrade 0006 -> 0007" in output
     assert await inspect_tables(empty_database_url) == {*TABLES, "alembic_version"}
-    assert "0006 (head)" in alembic("-x", f"db={empty_database_url}", "current")
+    assert "0007 (head)" in alembic("-x", f"db={empty_database_url}", "current")
 
     alembic("downgrade", "base", env={"PLYARENA_DB": empty_database_url})
     assert await inspect_tables(empty_database_url) == {"alembic_version"}

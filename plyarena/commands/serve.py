@@ -24,6 +24,7 @@ from server.config import (
 )
 from server.errors import ServerStartError
 from server.limits import gc_thresholds, raise_open_files_limit, tune_garbage_collector
+from server.storage.claims import CLAIM_CHECK_S
 from server.storage.engine import DEFAULT_DATABASE_URL
 
 HELP = "serve the WebSocket protocol, the HTTP API and the browser client on one port"
@@ -94,6 +95,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="how long a player may be away (default 60)",
     )
     parser.add_argument(
+        "--lease",
+        type=lease_seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="on a PostgreSQL database shared by instances: how long this instance's matches stay its own "
+        "once it cannot renew its lease (killed, or cut off), before another instance takes them over "
+        f"(default 10; at least {MIN_LEASE_S:g}, as an idle instance renews it every {CLAIM_CHECK_S:g} s)",
+    )
+    parser.add_argument(
         "--allow-origin",
         action="append",
         metavar="ORIGIN",
@@ -118,6 +128,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
         )
 
 
+ADOPTION_CHECK_S = 2.0
+"""How often a served instance looks for lapsed leases whose matches it should take over."""
+MIN_LEASE_S = 1.5 * CLAIM_CHECK_S
+"""A lease shorter than this could lapse between two renewals of an idle instance."""
+
+
+def lease_seconds(text: str) -> float:
+    """``--lease``: a number of seconds, long enough to outlast the wait between two renewals."""
+    value = options.finite_float(text)
+    if value < MIN_LEASE_S:
+        raise argparse.ArgumentTypeError(f"{text} is too short: use at least {MIN_LEASE_S:g}")
+    return value
+
+
 def config_from(args: argparse.Namespace) -> ServerConfig:
     return ServerConfig(
         host=args.host,
@@ -127,6 +151,8 @@ def config_from(args: argparse.Namespace) -> ServerConfig:
         instance_id=args.instance_id or _default_instance_id(args),
         public_url=args.public_url,
         grace_s=args.grace,
+        lease_s=args.lease,
+        adoption_check_s=ADOPTION_CHECK_S,
         allowed_origins=tuple(args.allow_origin) if args.allow_origin else None,
         max_connections_per_address=args.max_connections_per_address,
         **_networks_given(args),

@@ -20,6 +20,7 @@ import secrets
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from server.storage import leases
 from server.storage.classify import is_unavailable, reason
 from server.storage.errors import DatabaseOpenError, InstanceTakenError
 
@@ -52,6 +53,10 @@ class InstanceClaim:
         it holds the claim: a write is never made without it (see :meth:`connection`)."""
         self._instance_id: str | None = None
         """The instance claimed on PostgreSQL (:meth:`claim`)."""
+        self.lease_s = leases.LEASE_S
+        self.epoch: int | None = None
+        """The epoch of the instance's lease on its matches, on PostgreSQL (see :mod:`server.storage.leases`):
+        every transaction of the writer renews it, and fails if another instance took the matches over."""
         self.lost = asyncio.Event()
         """Set when the claim, lost with the writer's connection, is found taken by another server: the
         store then refuses every write, and its server must stop (two would host the same matches)."""
@@ -69,7 +74,7 @@ class InstanceClaim:
         """Whether the idle writer must :meth:`check` the claim now and then: one is held on PostgreSQL."""
         return self._instance_id is not None
 
-    async def claim(self, instance_id: str) -> None:
+    async def claim(self, instance_id: str, lease_s: float = leases.LEASE_S) -> None:
         """Hold, until :meth:`close`, the claim that one server runs as ``instance_id``.
 
         Raises :class:`InstanceTakenError` while another server holds it. On PostgreSQL, a session
@@ -86,12 +91,34 @@ class InstanceClaim:
                 self._lock_file = lock_instance_file(self._sqlite_path, instance_id)
             return
         await self.drop_connection()  # (one opened before the claim does not hold it)
-        self._instance_id = instance_id
+        self._instance_id, self.lease_s = instance_id, lease_s
         try:
-            await self.connection()
+            connection = await self.connection()
+            self.epoch = await leases.start_lease(connection, instance_id, self.lease_s)
         except BaseException:
             self._instance_id = None
+            await self.drop_connection()
             raise
+
+    async def fence(self, connection: AsyncConnection) -> None:
+        """Renew the instance's lease in ``connection``'s transaction, before what it commits: raises
+        :class:`~server.storage.leases.LeaseLostError` (and the claim is lost) if another instance took
+        the instance's matches over. Nothing to do where there is no lease (SQLite)."""
+        if self._instance_id is None or self.epoch is None:
+            return
+        try:
+            await leases.renew_lease(connection, self._instance_id, self.epoch, self.lease_s)
+        except leases.LeaseLostError:
+            self._lose(self._instance_id, "its lease lapsed and another instance took its matches over")
+            raise
+
+    async def adopt_lapsed(self) -> list[str]:
+        """Take over the open and live matches of the instances whose lease lapsed (on PostgreSQL): the
+        ids of those now hosted here. On a pooled connection: the writer's is the writer task's."""
+        if self._instance_id is None or self.epoch is None or self.lost.is_set():
+            return []
+        async with self._engine.connect() as connection:
+            return await leases.adopt_lapsed(connection, self._instance_id, self.epoch)
 
     async def connection(self) -> AsyncConnection:
         """The writer's connection on PostgreSQL, opened if there is none, with the instance's claim
@@ -108,7 +135,7 @@ class InstanceClaim:
         except BaseException as error:
             await _let_go(connection)
             if isinstance(error, InstanceTakenError) and self._held:
-                self._lose(instance_id)
+                self._lose(instance_id, "another server has taken it with the database connection")
             raise
         self._connection = connection
         self._held = instance_id is not None
@@ -137,13 +164,9 @@ class InstanceClaim:
             verb = "took" if self._held else "runs as"
             raise InstanceTakenError(f"another server {verb} instance {instance_id!r} on this database")
 
-    def _lose(self, instance_id: str | None) -> None:
+    def _lose(self, instance_id: str | None, why: str) -> None:
         if not self.lost.is_set():
-            log.critical(
-                "lost the claim on instance %r with the database connection, and another server has "
-                "taken it: refusing every write from now on",
-                instance_id,
-            )
+            log.critical("lost instance %r: %s; refusing every write from now on", instance_id, why)
             self.lost.set()
 
     async def check(self) -> None:
@@ -154,7 +177,7 @@ class InstanceClaim:
                 async with asyncio.timeout(CLAIM_CHECK_TIMEOUT_S):
                     connection = await self.connection()
                     async with connection.begin():
-                        await connection.execute(text("SELECT 1"))
+                        await self.fence(connection)
                 return
             except InstanceTakenError:
                 return  # (lost for good: see connection)

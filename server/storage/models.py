@@ -237,3 +237,16 @@ class ChatLineRow(Base):
         CheckConstraint("seq > 0", name="seq"),
         CheckConstraint("seat IN (0, 1)", name="seat"),
     )
+
+
+class InstanceLeaseRow(Base):
+    """An instance's lease on the open and live matches it hosts, on a database that several instances
+    share: every commit of the instance renews it, and checks its epoch; once it lapses, another instance
+    takes the instance's matches over and moves the epoch on, so that the old owner can commit no more."""
+
+    __tablename__ = "instance_leases"
+
+    instance: Mapped[str] = mapped_column(String(200), primary_key=True)
+    epoch: Mapped[int] = mapped_column(BigInteger)
+    expires_at: Mapped[datetime | None]
+    """When the lease lapses unless renewed; ``NULL`` once another instance took its matches over."""

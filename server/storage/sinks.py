@@ -166,6 +166,7 @@ class SqlAlchemySink:
         try:
             connection = await self._claim.connection()
             async with connection.begin():
+                await self._claim.fence(connection)
                 if len(batch) == 1:
                     await apply_alone(connection, batch[0].parts)
                 else:
@@ -181,6 +182,7 @@ class SqlAlchemySink:
         try:
             connection = await self._claim.connection()
             async with connection.begin():
+                await self._claim.fence(connection)
                 await apply_alone(connection, parts)
         except Exception as error:
             await self._drop_connection_unless_about_the_data(error)

@@ -53,6 +53,7 @@ from server.storage.claims import InstanceClaim
 from server.storage.classify import closed_error, is_unavailable, reason
 from server.storage.engine import check_sqlite_file, create_engine, failure_reason, safe_url, sqlite_file
 from server.storage.errors import DatabaseOpenError, DatabaseUnavailableError, StoreClosedError
+from server.storage.leases import LEASE_S
 from server.storage.migrate import upgrade_to_head
 from server.storage.models import UNFINISHED_STATUSES, ChatLineRow, MatchRow, MoveRow, PlayerRow, SeatRow
 from server.storage.pending import Ledger, PendingWrite
@@ -126,16 +127,22 @@ class Store:
             raise
         return cls(engine, max_batch=max_batch)
 
-    async def claim_instance(self, instance_id: str) -> None:
+    async def claim_instance(self, instance_id: str, *, lease_s: float = LEASE_S) -> None:
         """Hold, while this store is open, the claim that one server runs as ``instance_id``.
 
         Raises :class:`InstanceTakenError` while another server holds it, :class:`DatabaseOpenError` if
         an SQLite file's lock file cannot be opened or locked (see :class:`InstanceClaim
         <server.storage.claims.InstanceClaim>`). Every write goes through the connection that holds the
         claim on PostgreSQL, so none is made without it; if another server takes it meanwhile,
-        :attr:`claim_lost` is set.
+        :attr:`claim_lost` is set. On PostgreSQL the instance also starts a lease of ``lease_s`` on its
+        matches, renewed by each commit (see :mod:`server.storage.leases`).
         """
-        await self._claim.claim(instance_id)
+        await self._claim.claim(instance_id, lease_s)
+
+    async def adopt_lapsed(self) -> list[str]:
+        """Host here the open and live matches of every instance whose lease lapsed (on PostgreSQL; none
+        on SQLite): the ids of those taken over, to be restored by the caller."""
+        return await self._claim.adopt_lapsed()
 
     @property
     def claim_lost(self) -> asyncio.Event:
