@@ -105,6 +105,7 @@ class Server:
             parse_networks(config.metrics_networks),
             now,
             self._url_of,
+            lambda: self.lobby.instance_urls.values(),
         )
         self._listener: Listener | None = None
         self._lobby_task: asyncio.Task[None] | None = None

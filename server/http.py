@@ -13,7 +13,7 @@ import http
 import logging
 import mimetypes
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -95,6 +95,7 @@ class HttpFront:
         metrics_readers: tuple[Network, ...],
         now: Callable[[], float],
         url_of: Callable[[str], str | None] = lambda instance: None,
+        peer_urls: Callable[[], Iterable[str]] = tuple,
     ) -> None:
         self.store = store
         self.metrics = metrics
@@ -109,6 +110,8 @@ class HttpFront:
         self.now = now
         self.url_of = url_of
         """The WebSocket URL of an instance by its id, where known: where a match it hosts is played."""
+        self.peer_urls = peer_urls
+        """The WebSocket URLs of the other instances known: a page may follow a match to them."""
         self.allowed_origins: frozenset[str] | None = frozenset()
         """Browser origins that may open a WebSocket (``None``: any); clients that send none always may."""
 
@@ -258,6 +261,15 @@ class HttpFront:
         return _json_response({"matches": page, "next_before": next_before})
 
     def _static(self, path: str, headers: Headers) -> Response:
+        response = self._static_file(path, headers)
+        if response.headers.get("Content-Type", "").startswith("text/html"):
+            # The app follows a match hosted by another instance to its WebSocket: the page may connect
+            # there as well as here.
+            del response.headers["Content-Security-Policy"]
+            response.headers["Content-Security-Policy"] = content_security_policy(self.peer_urls())
+        return response
+
+    def _static_file(self, path: str, headers: Headers) -> Response:
         app_page = path in ("", "/") or APP_PAGES.fullmatch(path) is not None
         found = self._file("index.html" if app_page else path.lstrip("/"))
         if found is not None:
@@ -368,12 +380,26 @@ def _bad_query(message: str) -> HttpError:
     return HttpError(http.HTTPStatus.BAD_REQUEST, ErrorCode.BAD_FIELD, message)
 
 
-CONTENT_SECURITY_POLICY = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-)
-"""What a page of ours may load and who may frame it: only this server's own files and its WebSocket,
-no inline script, and no framing (the match page has resign and abort buttons to trick a click onto)."""
+def content_security_policy(peer_urls: Iterable[str] = ()) -> str:
+    """What a page of ours may load and who may frame it: only this server's own files, its WebSocket and
+    those of the other instances in ``peer_urls`` (each as its scheme, host and port, and only if that is
+    all plain), no inline script, and no framing (the match page has resign and abort buttons to trick a
+    click onto)."""
+    sources = ["'self'"]
+    for url in peer_urls:
+        parts = urlsplit(url)
+        if parts.scheme in ("ws", "wss") and PLAIN_HOST.fullmatch(parts.netloc):
+            sources.append(f"{parts.scheme}://{parts.netloc}")
+    return (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        f"connect-src {' '.join(sorted(set(sources)))}; "
+        "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    )
+
+
+PLAIN_HOST = re.compile(r"[A-Za-z0-9.\-]+(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?")
+"""A host and port as a policy may name them: nothing that could end a source or a directive."""
+CONTENT_SECURITY_POLICY = content_security_policy()
 
 
 def _response(status: http.HTTPStatus, body: bytes, content_type: str) -> Response:

@@ -15,6 +15,7 @@ from support.play import decisive_game, open_match, play_moves
 from websockets.exceptions import InvalidStatus
 
 from server.app import Server
+from server.http import CONTENT_SECURITY_POLICY, content_security_policy
 
 
 async def http_get(
@@ -302,3 +303,18 @@ async def test_tokens_appear_in_no_broadcast_api_response_or_log(
         assert not [text for text in exposed if token in text]
     # Only the owner's own welcome carries the token.
     assert alice.received[0]["token"] == alice.token
+
+
+def test_a_page_may_connect_to_the_other_instances_known_and_to_nothing_a_url_could_smuggle_in() -> None:
+    policy = content_security_policy(
+        [
+            "wss://b.example:9443/ws",
+            "ws://10.0.0.2:8765/ws",
+            "wss://evil.example; script-src *",
+            "https://x.example",
+        ]
+    )
+    directives = dict(part.strip().split(" ", 1) for part in policy.split(";"))
+    assert directives["connect-src"] == "'self' ws://10.0.0.2:8765 wss://b.example:9443"
+    assert directives["script-src"] == "'self'" and "evil" not in policy
+    assert content_security_policy() == CONTENT_SECURITY_POLICY

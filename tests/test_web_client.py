@@ -665,6 +665,36 @@ async def test_a_match_hosted_by_another_instance_opens_on_its_own_server(
         await arena_server.bus.publish("plyarena/v1/lobby/arena-far/elsewhere-1", b"", retain=True)
 
 
+@IN_MODULE_LOOP
+async def test_a_match_hosted_by_another_instance_is_followed_there_from_this_page(
+    browser: Browser, arena_postgres_url: str, mqtt_url: str
+) -> None:
+    """A private match's link opened on the wrong instance: the page plays it at its host, as the same
+    person, on a connection of its own (the host allows this page's origin)."""
+    shared = {"db_url": arena_postgres_url, "mqtt_url": mqtt_url, "grace_s": 120.0}
+    async with running_server(ServerConfig(port=0, **shared)) as front:
+        host_config = ServerConfig(port=0, allowed_origins=(front.http_url,), **shared)
+        async with running_server(host_config) as host:
+            page = await open_page(browser, front.http_url)
+            errors = PageErrors(page)
+            await sign_in(page, "Wanderer")
+            async with await ArenaClient.connect(host.ws_url) as rival:
+                await rival.hello("Homebody")
+                created = await rival.request("match.create", game="connect4", seat=0, visibility="private")
+                match_id = created["match_id"]
+                while host.config.instance_id not in front.lobby.instance_urls:
+                    await asyncio.sleep(0.05)
+                await page.goto(f"/match/{match_id}")
+                await page.get_by_role("button", name=re.compile(r"^Join as ")).click()
+                await rival.expect(type_="started", match_id=match_id)
+                assert (await rival.request("move", match_id=match_id, ply=0, move="4"))["type"] == "moved"
+                assert await wait_for_my_turn_or_end(page)
+                await play_first_legal_move(page)
+                moved = await rival.expect(type_="moved", match_id=match_id, ply=1)
+                assert moved["seat"] == 1
+            errors.assert_none()
+
+
 async def join_rivals_match(page: Page, rival: ArenaClient, game: str, name: str) -> str:
     """``rival`` opens a ``game`` match in seat 0 (moving first); ``page`` signs in as ``name`` by its link
     and takes seat 1. Returns the match id once the match is live."""

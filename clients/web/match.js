@@ -17,6 +17,7 @@ import { h, replaceChildren } from "./dom.js";
 import { MatchModel } from "./match_model.js";
 import { controlsFor, ResignButton, shareLink, showResult, turnText } from "./match_panels.js";
 import { renderMoveList } from "./movelist.js";
+import { Connection } from "./net.js";
 import { PlayerStrip } from "./players.js";
 
 const REFUSALS = {
@@ -54,7 +55,8 @@ export function mount(container, app, [matchId]) {
       try {
         await connection.request({ type: "match.watch", match_id: matchId, ...resume });
       } catch (error) {
-        if (error.code === "not_found") showMissing();
+        if (error.code === "hosted_elsewhere" && followThere(error.url)) return;
+        if (error.code === "not_found" || error.code === "hosted_elsewhere") showMissing();
         else if (error.code !== "disconnected")
           app.toast(`Could not follow the match: ${error.message}`, "error");
       } finally {
@@ -62,6 +64,19 @@ export function mount(container, app, [matchId]) {
       }
     })();
     return following;
+  }
+
+  /**
+   * Follows a match hosted by another instance of this arena there, on a connection of its own as the
+   * same player (the instance must allow this page's origin); false if there is nowhere else to go.
+   */
+  function followThere(url) {
+    if (!url || url === connection.url || !mounted) return false;
+    const there = new Connection(url, app.identity);
+    connection = there;
+    cleanups.push(() => there.close(), there.on("*", onMessage), there.onResume(follow));
+    there.connect();
+    return true;
   }
 
   function onMessage(message) {

@@ -21,10 +21,12 @@ const BACKOFF_MS = [250, 500, 1000, 2000, 4000, 8000];
 
 /** An `error` reply from the server, or a request that could not be delivered. */
 export class ServerError extends Error {
-  constructor(code, message, requestId = null) {
+  constructor(code, message, requestId = null, url = null) {
     super(message);
     this.code = code;
     this.requestId = requestId;
+    /** With "hosted_elsewhere": the WebSocket URL of the instance that hosts the match. */
+    this.url = url;
   }
 }
 
@@ -210,7 +212,7 @@ export class Connection {
     if (waiting) {
       this.pending.delete(message.id);
       if (message.type === "error")
-        waiting.reject(new ServerError(message.code, message.message, message.id));
+        waiting.reject(new ServerError(message.code, message.message, message.id, message.url ?? null));
       else waiting.resolve(message);
     }
     this.#emit(message);
