@@ -10,10 +10,12 @@ from typing import Any
 
 import pytest
 import sqlalchemy
+from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 from support.client import ArenaClient
 from support.fixtures import Connect
 from support.process import ServerProcess
+from support.services import TcpProxy
 from support.waiting import wait_until
 
 from server.app import Server, running_server
@@ -102,6 +104,41 @@ async def test_an_owner_whose_lease_lapsed_commits_nothing_and_its_match_plays_o
             assert (await alice_there.expect(type_="moved", match_id=match_id, ply=1))["move"] == "4"
             # Asked of the old owner's id, the API names the new host.
             assert await host_of(arena_postgres_url, match_id) == second.config.instance_id
+
+
+async def test_an_owner_cut_off_from_the_database_refuses_moves_and_is_fenced_when_it_is_back(
+    arena_postgres_url: str, connect: Connect
+) -> None:
+    """A partition: the owner's clients stay connected, its database does not; another instance takes
+    the match over, and the owner, reconnected, finds its epoch moved on."""
+    target = make_url(arena_postgres_url)
+    proxy = TcpProxy(target.host or "127.0.0.1", target.port or 5432)
+    await proxy.start()
+    through_proxy = target.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+    try:
+        async with instance(through_proxy) as cut_off:
+            alice = await connect.player(cut_off, "Alice")
+            bob = await connect.player(cut_off, "Bob")
+            match_id = (await alice.request("match.create", game="connect4", seat=0))["match_id"]
+            await bob.request("match.join", match_id=match_id)
+            assert (await alice.request("move", match_id=match_id, ply=0, move="4"))["type"] == "moved"
+            await proxy.cut()
+            refused = await bob.request("move", match_id=match_id, ply=1, move="3")
+            assert refused["type"] == "error" and refused["code"] == "unavailable", refused
+            async with instance(arena_postgres_url) as survivor:
+                await wait_until(
+                    lambda: match_id in survivor.host.matches, LEASE + 10, "the match taken over"
+                )
+                await proxy.start()  # the owner reaches the database again, and its epoch is gone
+                late = await bob.request("move", match_id=match_id, ply=1, move="3")
+                assert late["type"] == "error" and late["code"] == "unavailable", late
+                await wait_until(cut_off.store.claim_lost.is_set, 10, "the old owner fenced off")
+                bob_there, state = await resume(connect, survivor.ws_url, bob.token, match_id)
+                assert state["moves"] == ["4"]
+                played = await bob_there.request("move", match_id=match_id, ply=1, move="3")
+                assert played["type"] == "moved", played
+    finally:
+        await proxy.close()
 
 
 @pytest.mark.slow
