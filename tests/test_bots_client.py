@@ -382,8 +382,8 @@ async def test_a_link_welcomed_then_dropped_at_once_backs_off_until_a_connection
         welcomed.append(loop.time())
         if len(welcomed) == 4:
             await asyncio.sleep(0.3)  # this one lasts longer than reset_after_s
+        dropped.append(loop.time())  # (before the close: the link may start its wait once it reads it)
         await connection.close(1009, "frame too large")
-        dropped.append(loop.time())
 
     link = Link(await scripted_server(script), "fleet-f1", Listening(), backoff=backoff)
     running = asyncio.create_task(link.run())
