@@ -6,14 +6,21 @@ shows them with rich and writes them as Markdown):
 - search speed: nodes per second of alpha-beta in every game, on mid-game
   positions, under a fixed time budget;
 - exact solving: the Connect Four solver on Pascal Pons' three test sets,
-  checked against their scores and, when given his C++ solver, timed against
-  it on the same lines in the same run (:mod:`bench.pons`);
+  compiled and in pure Python, checked against their scores and, when given
+  his C++ solver, timed against it on the same lines in the same run
+  (:mod:`bench.solving`, :mod:`bench.pons`);
 - pruning: plain minimax and alpha-beta node counts by depth on the same
   positions, and how close alpha-beta comes to the ideal of perfect ordering,
   which searches twice as deep for the same work (an effective branching factor
   of the square root of minimax's);
 - easyAI: its Negamax searching the same Connect Four endgames to the same
-  depth, deep enough for both values to be exact, so they must agree.
+  depth, deep enough for both values to be exact, so they must agree;
+- the compiled kernel beside the pure-Python code, each against its target
+  (:mod:`bench.kernel`: perft, the same searches both ways, easyAI at depth 8,
+  the top levels).
+
+Everywhere else a search runs compiled where the kernel has the game
+(:mod:`bots.speedups`), as the bots' do.
 
 Pons' sets are not ours to ship: they are found where ``PLYARENA_PONS_SETS``
 points (``--pons-sets DIR`` on the command line), as the tests find them.
@@ -36,9 +43,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from bench.kernel import KernelPlan, KernelReport, kernel_tables, measure_kernel
 from bench.machine import machine_description
-from bench.pons import PONS_SETS, ReferenceRow, describe_reference, pons_lines, run_reference
-from bots import perfect
+from bench.pons import describe_reference, pons_lines
+from bench.solving import PONS, SolvingRow, measure_solving, solving_table
+from bench.tables import TextTable, ratio_text
 from bots.evaluation import evaluator_for
 from bots.minimax import minimax
 from bots.negamax import MAX_DEPTH, AlphaBeta
@@ -74,6 +83,7 @@ class Plan:
     easyai_positions: int = 30
     easyai_empties: tuple[int, int] = (10, 12)
     """Connect Four endgames with this many empty cells (inclusive): deep enough to tell engines apart."""
+    kernel: KernelPlan = field(default_factory=KernelPlan)
 
     @classmethod
     def quick(cls) -> Plan:
@@ -86,6 +96,7 @@ class Plan:
             pruning_node_budget=5_000,
             easyai_positions=3,
             easyai_empties=(4, 6),
+            kernel=KernelPlan.quick(),
         )
 
 
@@ -100,22 +111,6 @@ class SpeedRow:
     @property
     def nodes_per_second(self) -> float:
         return self.nodes / self.seconds if self.seconds else 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class PonsRow:
-    name: str
-    positions: int
-    correct: int
-    mean_ms: float
-    max_ms: float
-    mean_nodes: float
-    reference: ReferenceRow | None = None
-    """Pons' C++ solver on the same lines, if it was given."""
-
-    @property
-    def wrong(self) -> int:
-        return self.positions - self.correct
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,12 +144,13 @@ class EngineReport:
     machine: str
     plan: Plan
     speed: list[SpeedRow] = field(default_factory=list)
-    pons: list[PonsRow] = field(default_factory=list)
+    pons: list[SolvingRow] = field(default_factory=list)
     pruning: list[PruningRow] = field(default_factory=list)
     easyai: list[EasyAIRow] = field(default_factory=list)
     easyai_depth: str = ""
     reference: str = ""
     """How Pons' solver was run for the ratio; empty when it was not."""
+    kernel: KernelReport | None = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -201,40 +197,14 @@ def measure_speed(plan: Plan, tracker: Tracker, games: list[str] | None = None) 
     return rows
 
 
-def measure_pons(
-    plan: Plan, tracker: Tracker, directory: Path, reference_solver: Path | None = None
-) -> list[PonsRow]:
-    """The exact solver on each Pons set: right or wrong, and how long each position takes; then Pons'
-    own solver on the same lines, if it is given."""
-    solver = perfect.solver_for("connect4")
-    game = get_game("connect4")
-    rows = []
-    for name in PONS_SETS:
-        lines = pons_lines(name, plan.pons_lines, directory)
-        tick = tracker.task(f"solve: {name}", len(lines))
-        correct = nodes = 0
-        times = []
-        for moves, expected in lines:
-            position = game.replay(list(moves))
-            started = time.process_time()
-            solution = solver.solve(position)
-            times.append((time.process_time() - started) * 1000)
-            correct += solution.score == expected
-            nodes += solution.nodes
-            tick()
-        reference = None
-        if reference_solver is not None:
-            reference_tick = tracker.task(f"Pons C++: {name}", plan.reference_runs)
-            reference = run_reference(reference_solver, lines, plan.reference_runs, reference_tick)
-        mean_ms = sum(times) / len(times)
-        rows.append(PonsRow(name, len(lines), correct, mean_ms, max(times), nodes / len(lines), reference))
-    return rows
-
-
 def measure_pruning(plan: Plan, tracker: Tracker, games: list[str] | None = None) -> list[PruningRow]:
-    """Minimax and alpha-beta nodes, depth by depth, while minimax's cost stays within the plan's budget."""
+    """Minimax and alpha-beta nodes, depth by depth, while minimax's cost stays within the plan's budget.
+
+    Chess is left out unless asked for: every leaf of its minimax runs a quiescence search that the node
+    count does not see, so the budget would not bound the time (minutes at depth 3).
+    """
     rows = []
-    for game in games or sorted(GAMES):
+    for game in games or [name for name in sorted(GAMES) if evaluator_for(name).captures is None]:
         evaluator = evaluator_for(game)
         positions = sample_positions(game, plan.pruning_positions, seed=7)
         tick = tracker.task(f"pruning: {game}", 0)
@@ -361,37 +331,19 @@ def _measure_all(
 ) -> None:
     plan = report.plan
     report.speed = measure_speed(plan, tracker)
-    report.pons = measure_pons(plan, tracker, directory, reference_solver)
+    report.pons = measure_solving(plan.pons_lines, plan.reference_runs, tracker, directory, reference_solver)
     if reference_solver is not None:
         report.reference = describe_reference(plan.reference_runs)
         for row in report.pons:
-            if row.reference is not None and row.reference.correct < row.reference.positions:
-                wrong = row.reference.positions - row.reference.correct
-                report.notes.append(f"Pons' solver disagreed with {row.name} on {wrong} positions")
+            if row.solver == PONS and row.wrong:
+                report.notes.append(f"Pons' solver disagreed with {row.set_name} on {row.wrong} positions")
     report.pruning = measure_pruning(plan, tracker)
     try:
         report.easyai, report.easyai_depth = measure_easyai(plan, tracker, directory)
     except ImportError as error:
         report.notes.append(f"easyAI comparison skipped: {error} (install it: pip install -e '.[bench]')")
-
-
-@dataclass(frozen=True, slots=True)
-class TextTable:
-    """A titled table of strings, shown by rich on the terminal and written as Markdown."""
-
-    title: str
-    header: tuple[str, ...]
-    rows: list[tuple[str, ...]]
-    caption: str = ""
-
-    def markdown(self) -> str:
-        lines = [f"### {self.title}", ""]
-        if self.caption:
-            lines += [self.caption, ""]
-        lines.append("| " + " | ".join(self.header) + " |")
-        lines.append("|" + "|".join("---" for _ in self.header) + "|")
-        lines += ["| " + " | ".join(row) + " |" for row in self.rows]
-        return "\n".join(lines)
+    report.kernel = measure_kernel(plan.kernel, tracker, directory)
+    report.notes += report.kernel.notes
 
 
 def report_tables(report: EngineReport) -> list[TextTable]:
@@ -412,11 +364,13 @@ def report_tables(report: EngineReport) -> list[TextTable]:
                 )
                 for r in report.speed
             ],
-            f"Alpha-beta (iterative deepening, transposition table, move ordering) on {plan.speed_positions} "
+            "Alpha-beta (iterative deepening, transposition table, move ordering; compiled where the kernel "
+            f"has the game: {', '.join(report.kernel.compiled) if report.kernel else 'none'}) on "
+            f"{plan.speed_positions} "
             "mid-game positions per game, each searched to the first depth whose search takes "
             f"{plan.speed_cpu_seconds:g} s or more.",
         ),
-        _pons_table(report),
+        solving_table(report.pons, report.reference),
         TextTable(
             "Pruning: minimax against alpha-beta, by depth",
             ("game", "depth", "minimax nodes", "alpha-beta nodes", "ratio"),
@@ -468,7 +422,7 @@ def report_tables(report: EngineReport) -> list[TextTable]:
                         f"{r.seconds:.2f}",
                         f"{r.nodes:,}",
                         f"{r.nodes_per_second:,.0f}",
-                        _times(r.seconds / ours[r.empties]) if ours[r.empties] else "-",
+                        ratio_text(r.seconds / ours[r.empties]) if ours[r.empties] else "-",
                     )
                     for r in easyai
                 ],
@@ -480,34 +434,9 @@ def report_tables(report: EngineReport) -> list[TextTable]:
                 "visited.",
             )
         )
+    if report.kernel is not None:
+        tables += kernel_tables(report.kernel)
     return tables
-
-
-def _pons_table(report: EngineReport) -> TextTable:
-    """Our solver on Pons' sets, and his beside it when it was run, or a column saying it was not."""
-    rows: list[tuple[str, ...]] = []
-    for r in report.pons:
-        ours = (r.name, str(r.positions), str(r.correct), str(r.wrong), f"{r.mean_ms:.3f}", f"{r.max_ms:.1f}",
-                f"{r.mean_nodes:,.0f}")  # fmt: skip
-        if r.reference is None:
-            rows.append((*ours, "not measured", "-", "-"))
-        else:
-            ratio = _times(r.mean_ms / r.reference.mean_ms) if r.reference.mean_ms else "-"
-            rows.append((*ours, f"{r.reference.mean_ms:.4f}", f"{r.reference.mean_nodes:,.0f}", ratio))
-    caption = (
-        "`bots.connect4_solver.solve` on each line, its transposition table empty at every position; our "
-        "times are CPU time. "
-    )
-    if report.reference:
-        caption += f"*Pons C++ ms* and *Pons nodes*: {report.reference}. *ratio*: our mean time over his."
-    else:
-        caption += (
-            "*Pons C++ ms*: not measured in this run; `--pons-solver PATH` runs Pascal Pons' C++ solver "
-            "on the same lines for the ratio (see `bench/pons.py`)."
-        )
-    header = ("set", "positions", "correct", "wrong", "mean ms", "max ms", "mean nodes", "Pons C++ ms",
-              "Pons nodes", "ratio")  # fmt: skip
-    return TextTable("Connect Four: exact solving on Pascal Pons' test sets", header, rows, caption)
 
 
 def render_markdown(report: EngineReport) -> str:
@@ -526,11 +455,6 @@ def render_markdown(report: EngineReport) -> str:
         parts += ["", table.markdown()]
     parts += ["", *(f"*{note}*" for note in report.notes)]
     return "\n".join(parts).rstrip() + "\n"
-
-
-def _times(ratio: float) -> str:
-    """A ratio as ``12x``, with a decimal below 10 so that 0.4x does not read as 0x."""
-    return f"{ratio:.1f}x" if ratio < 10 else f"{ratio:.0f}x"
 
 
 def _branching_rows(rows: list[PruningRow]) -> list[tuple[str, ...]]:

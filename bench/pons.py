@@ -19,6 +19,7 @@ fastest run, which a busy machine can only slow down.
 from __future__ import annotations
 
 import os
+import statistics
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -47,6 +48,7 @@ class ReferenceRow:
     positions: int
     correct: int
     mean_ms: float
+    median_ms: float
     max_ms: float
     mean_nodes: float
 
@@ -105,6 +107,7 @@ def run_reference(
         positions=count,
         correct=correct,
         mean_ms=sum(fastest) / count / 1000,
+        median_ms=statistics.median(fastest) / 1000,
         max_ms=max(fastest) / 1000,
         mean_nodes=sum(answer.nodes for answer in answers) / count,
     )

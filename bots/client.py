@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, Protocol
 
 from bots import wire
 from bots.capacity import Capacity, Ticket
@@ -33,7 +33,7 @@ from bots.levels import level as level_row
 from bots.levels import level_table
 from bots.link import DEFAULT_BACKOFF, Backoff, Link, RequestFailed
 from bots.manners import DEFAULT_MANNERS, Manners
-from bots.pool import PoolFailedError, SearchError, SearchPool, ThinkRequest, ThinkResult
+from bots.pool import PoolFailedError, SearchError, ThinkRequest, ThinkResult
 from bots.timing import Clock, think_budget_ms
 from games import Position, get_game
 
@@ -45,6 +45,15 @@ GAME_CODES = {"tictactoe": "ttt", "connect4": "c4", "othello": "oth", "checkers"
 RETRY_CODES = frozenset({"rate_limited", "unavailable", "internal"})
 """Error codes after which a move is sent again (nothing changed on the server)."""
 RETRY_DELAY_S = 0.25
+
+
+class Thinker(Protocol):
+    """What a bot asks for its moves: the fleet's search pool, or an outside engine (:mod:`bots.engine`).
+
+    Raises :class:`bots.pool.SearchError` or :class:`bots.pool.PoolFailedError` when no move comes.
+    """
+
+    async def think(self, request: ThinkRequest) -> ThinkResult: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +76,11 @@ class BotSpec:
 
     @property
     def name(self) -> str:
-        """The name it says hello with: style, game and level, e.g. ``alphabeta-c4-L5``."""
-        return f"{self.style}-{GAME_CODES.get(self.game, self.game)}-L{self.level}"
+        """The name it says hello with: style (or outside engine), game and level, e.g. ``alphabeta-c4-L5``,
+        ``stockfish-chess-L8``."""
+        engine = level_row(self.game, self.level).engine
+        who = self.style if engine is None else engine.name
+        return f"{who}-{GAME_CODES.get(self.game, self.game)}-L{self.level}"
 
 
 @cache
@@ -139,7 +151,7 @@ class BotPlayer:
         self,
         url: str,
         spec: BotSpec,
-        pool: SearchPool,
+        pool: Thinker,
         *,
         manners: Manners = DEFAULT_MANNERS,
         capacity: Capacity | None = None,

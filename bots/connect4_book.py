@@ -1,8 +1,8 @@
 """A Connect Four opening book: the moves that keep the game-theoretic value where the solver is slow.
 
-The exact solver (:mod:`bots.connect4_solver`) is pure Python: from the middle
-game on it solves a position within a level's node budget, but the opening takes
-it minutes to days. The book fills that gap with data computed offline by
+The exact solver (:mod:`bots.connect4_solver`) solves a position from the
+middle game on within a level's node budget, but the opening takes it minutes
+(compiled) to days (in pure Python). The book fills that gap with data computed offline by
 ``plyarena book connect4``: for the positions a player can face early in the
 game while it plays the book, a move that keeps the position's value (win, draw
 or loss under perfect play) and that value.

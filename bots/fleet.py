@@ -31,18 +31,18 @@ import asyncio
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from bots import wire
 from bots.capacity import Capacity, Ticket
-from bots.client import BotPlayer, BotSpec
+from bots.client import BotPlayer, BotSpec, Thinker
 from bots.fleet_state import FleetState, FleetStateError
-from bots.levels import LEVEL_COUNT, level_table
+from bots.levels import level as level_row
 from bots.link import DEFAULT_BACKOFF, Backoff, Link, RequestFailed
 from bots.lobby_feeds import MqttLobby, ServerLobby
 from bots.manners import DEFAULT_MANNERS, Manners
-from bots.offer import build_offer, encode_offer, offer_topic
+from bots.offer import build_offer, encode_offer, offer_topic, parse_levels
 from bots.pool import SearchPool
 
 log = logging.getLogger(__name__)
@@ -56,35 +56,6 @@ Announce = Callable[[str, bytes], Awaitable[None]]
 
 def new_fleet_id() -> str:
     return f"fleet-{secrets.token_hex(3)}"
-
-
-def parse_levels(text: str | None) -> dict[str, tuple[int, ...]]:
-    """The levels a fleet offers, from ``--levels``.
-
-    ``None`` or ``""``: every level of every game. Otherwise comma-separated items,
-    each ``GAME:SPEC`` or a bare ``SPEC`` for every game, a ``SPEC`` being a level
-    (``3``) or a range (``1-5``): ``connect4:1-8,othello:3`` or ``1-4``.
-    """
-    table = level_table()
-    if not text:
-        return {game: tuple(range(1, len(rows) + 1)) for game, rows in sorted(table.items())}
-    offer: dict[str, set[int]] = {}
-    for item in (part.strip() for part in text.split(",")):
-        game, _, spec = item.rpartition(":")
-        games = [game] if game else sorted(table)
-        if game and game not in table:
-            known = ", ".join(sorted(table))
-            raise ValueError(f"--levels item {item!r}: unknown game {game!r}; games: {known}")
-        low, _, high = spec.partition("-")
-        try:
-            first, last = int(low), int(high or low)
-        except ValueError:
-            raise ValueError(f"--levels item {item!r}: expected a level or a range like 1-5") from None
-        if not 1 <= first <= last <= LEVEL_COUNT:
-            raise ValueError(f"--levels item {item!r}: levels run from 1 to {LEVEL_COUNT}")
-        for name in games:
-            offer.setdefault(name, set()).update(range(first, last + 1))
-    return {game: tuple(sorted(levels)) for game, levels in sorted(offer.items())}
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +91,8 @@ class Fleet:
     """See the module docstring. ``await fleet.run()`` until cancelled, then ``await fleet.close()``.
 
     ``state``, if given, keeps each bot's token, and its bots are brought back when the fleet runs.
+    ``engines`` are the outside engines it runs (:mod:`bots.engine`), by the name the level table gives
+    them: they think for the levels they play, the pool for the rest.
     """
 
     def __init__(
@@ -129,10 +102,16 @@ class Fleet:
         *,
         announce: Announce | None = None,
         state: FleetState | None = None,
+        engines: Mapping[str, Thinker] | None = None,
     ) -> None:
+        self.engines = dict(engines or {})
         for game, levels in config.levels.items():
             if not levels:
                 raise ValueError(f"fleet offers no level of {game!r}")
+            for number in levels:
+                engine = level_row(game, number).engine
+                if engine is not None and engine.name not in self.engines:
+                    raise ValueError(f"level {number} of {game} needs the outside engine {engine.name!r}")
         if config.max_games < 1:
             raise ValueError(f"max_games must be >= 1, got {config.max_games}")
         self.pool = pool
@@ -409,13 +388,18 @@ class Fleet:
         if token is None and self.state is not None:
             token = self.state.token(url, spec.name)
         player = BotPlayer(
-            url, spec, self.pool, manners=self.config.manners, capacity=self.capacity,
+            url, spec, self._thinker(spec), manners=self.config.manners, capacity=self.capacity,
             backoff=self.config.backoff, token=token, welcomed=self._welcomed,
         )  # fmt: skip
         player.resume = lambda match_id: self._resumes(player, match_id)
         shards.append(player)
         player.start()
         return player
+
+    def _thinker(self, spec: BotSpec) -> Thinker:
+        """Who thinks for ``spec``: the outside engine that plays its level, else the search pool."""
+        engine = level_row(spec.game, spec.level).engine
+        return self.pool if engine is None else self.engines[engine.name]
 
     def _resumes(self, player: BotPlayer, match_id: str) -> bool:
         """Whether ``player`` takes up ``match_id``, which its welcome lists and it does not follow.

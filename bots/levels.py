@@ -9,6 +9,7 @@ with :func:`choose_move`, the one function a bot calls.
 from __future__ import annotations
 
 import random
+import re
 import time
 import tomllib
 from dataclasses import dataclass
@@ -25,7 +26,10 @@ from bots.result import SearchResult
 from games import Move, Position
 
 LEVEL_COUNT = 8
-STYLES = ("alphabeta", "expectimax")
+STYLES = ("alphabeta", "expectimax", "engine")
+"""Our negamax alpha-beta, our expectimax, or an outside engine that the fleet runs (:mod:`bots.engine`)."""
+ENGINE_NAME = re.compile(r"[a-z][a-z0-9_-]*")
+UciValue = bool | int | str
 OPPONENT_MODELS = ("uniform", "epsilon-greedy")
 TABLE_PATH = Path(__file__).with_name("levels.toml")
 
@@ -49,6 +53,16 @@ class OpponentSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class EngineSpec:
+    """An outside engine's part in a level: which engine of the fleet's, and the UCI options it plays
+    the level with (``UCI_LimitStrength``, ``UCI_Elo``, ``Skill Level``, ...)."""
+
+    name: str
+    """The name the fleet knows the engine by (``plyarena bots --engine NAME=COMMAND``)."""
+    options: tuple[tuple[str, UciValue], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Level:
     """One row of the table: a named search budget for one game."""
 
@@ -66,6 +80,9 @@ class Level:
     """The game's "half a win" on the noise scale, from the game's table."""
     solver_nodes: int | None = None
     """The solver's node budget; past it the level plays its search budget (depth, time_ms) instead."""
+    engine: EngineSpec | None = None
+    """For ``style = "engine"``: the outside engine that plays the level, with its time_ms (move time)
+    or depth."""
 
 
 class _Fields:
@@ -163,6 +180,7 @@ def _parse_level(game: str, number: int, row: object, eval_scale: float, where: 
     solver_nodes = fields.integer("solver_nodes", 1, required=False)
     noise = _parse_noise(fields.subtable("noise", "noise"))
     opponent = _parse_opponent(fields.subtable("opponent", "opponent"))
+    engine = _parse_engine(fields, style)
     fields.done()
     if solver and style != "alphabeta":
         raise fields.error("solver", 'an exact solver plays the best move: use style = "alphabeta"')
@@ -178,10 +196,32 @@ def _parse_level(game: str, number: int, row: object, eval_scale: float, where: 
         raise fields.error("opponent", "only expectimax levels model their opponent")
     if style == "expectimax" and opponent is None:
         opponent = OpponentSpec("uniform")
+    if style == "engine" and (noise is not None or solver):
+        raise fields.error("style", "an engine level plays the engine's move: no noise, no solver")
     return Level(
         game, number, name, description, style, depth, time_ms, noise, opponent, solver, eval_scale,
-        solver_nodes,
+        solver_nodes, engine,
     )  # fmt: skip
+
+
+def _parse_engine(fields: _Fields, style: str) -> EngineSpec | None:
+    """The ``engine`` and ``uci`` fields: required and allowed only with ``style = "engine"``."""
+    name = fields.table.pop("engine", None)
+    options = fields.subtable("uci", "uci")
+    if style != "engine":
+        if name is not None or options is not None:
+            field = "engine" if name is not None else "uci"
+            raise fields.error(field, 'only a level with style = "engine" names an engine and its options')
+        return None
+    if not isinstance(name, str) or not ENGINE_NAME.fullmatch(name):
+        raise fields.error("engine", f'expected the engine\'s name, such as "stockfish", got {name!r}')
+    pairs: list[tuple[str, UciValue]] = []
+    for option, value in options.table.items() if options is not None else ():
+        if not isinstance(value, bool | int | str):
+            expected = "true/false, a number or text"
+            raise fields.error("uci", f"option {option!r}: expected {expected}, got {value!r}")
+        pairs.append((option, value))
+    return EngineSpec(name, tuple(pairs))
 
 
 def _parse_noise(fields: _Fields | None) -> Noise | None:
@@ -275,6 +315,11 @@ def choose_move(
             # Too early in the game for the solver: search with what is left of the budget.
             if time_ms is not None:
                 time_ms = max(1.0, time_ms - (time.perf_counter() - started) * 1000)
+    if level.engine is not None:
+        raise ValueError(
+            f"level {level.number} of {level.game} is played by the outside engine {level.engine.name!r}, "
+            "which a fleet runs (plyarena bots --engine), not by a search of ours"
+        )
     evaluator = evaluator_for(level.game)
     if level.style == "expectimax":
         assert level.opponent is not None  # the parser gives every expectimax level one

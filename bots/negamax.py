@@ -21,6 +21,11 @@ its draw counters out, as draughts engines do), so a position met again may now
 be a draw by repetition. Whether the game is over is therefore asked before the
 table; only a history effect deeper in the tree can still slip through (the
 graph history interaction every engine with a transposition table lives with).
+
+Where the compiled kernel has the game (:mod:`bots.speedups`: Connect Four, Othello and checkers, with
+their own evaluation), each iteration's whole tree is searched in C, which reproduces this module step
+for step: the same scores, moves, principal variations and node counts. The deepening, the time budget
+and the results stay here, for both.
 """
 
 from __future__ import annotations
@@ -30,8 +35,18 @@ from dataclasses import dataclass
 from bots.deadline import CHECK_MASK, Deadline, OutOfTime
 from bots.evaluation import Evaluator
 from bots.ordering import MoveOrderer
+from bots.quiescence import Quiescence
 from bots.result import INFINITY, SearchResult, is_decisive, outcome_score
-from bots.transposition import EXACT, LOWER, UPPER, TranspositionTable, from_table, to_table
+from bots.speedups import CompiledSearch, compiled_search
+from bots.transposition import (
+    DEFAULT_SIZE_LOG2,
+    EXACT,
+    LOWER,
+    UPPER,
+    TranspositionTable,
+    from_table,
+    to_table,
+)
 from games import Move, Position
 
 MAX_DEPTH = 100
@@ -50,13 +65,27 @@ class _Line:
 class AlphaBeta:
     """A reusable searcher for one game; keeps its transposition table between searches."""
 
-    def __init__(self, evaluator: Evaluator, table: TranspositionTable | None = None) -> None:
+    def __init__(
+        self, evaluator: Evaluator, table: TranspositionTable | None = None, *, compiled: bool = True
+    ) -> None:
+        """``compiled=False`` keeps the search in Python even where the kernel has the game.
+
+        With the kernel, the table's size is what counts: the kernel keeps a table of its own of that
+        size, in C, and ``table`` stays empty.
+        """
         self.evaluator = evaluator
-        self.table = table if table is not None else TranspositionTable()
+        size_log2 = DEFAULT_SIZE_LOG2 if table is None else table.mask.bit_length()
+        self.kernel: CompiledSearch | None = compiled_search(evaluator, size_log2) if compiled else None
+        """The compiled searcher of this game, or ``None`` when the search runs in Python."""
+        if table is None:  # a table of one slot where the kernel keeps the real one
+            table = TranspositionTable(size_log2 if self.kernel is None else 0)
+        self.table = table
         self.nodes = 0
         self.heuristic_leaves = 0
         """Leaves scored by the evaluation (or by a table entry that was): zero means resolved."""
         self._evaluate = evaluator.evaluate
+        self.quiescence = Quiescence(evaluator) if evaluator.captures is not None else None
+        """Where the game's evaluation asks for it (chess), the captures searched past the horizon."""
         self._orderer = MoveOrderer(evaluator.order_key)
         self._deadline: Deadline | None = None
         self._pv: list[tuple[Move, ...]] = []
@@ -117,6 +146,8 @@ class AlphaBeta:
         deadline = Deadline(time_ms)
         self.nodes = 0
         self._orderer = MoveOrderer(self.evaluator.order_key)
+        if self.kernel is not None:
+            self.kernel.searcher.forget_ordering()
         self._pv = [()] * (max_depth + 2)
         self._deadline = None  # the first iteration always completes
         lines: list[_Line] = []
@@ -143,6 +174,8 @@ class AlphaBeta:
 
     def _search_root(self, position: Position, moves: list[Move], depth: int, exact: bool) -> list[_Line]:
         """The root's moves searched to ``depth``; all of them exactly if ``exact``, else the best one."""
+        if self.kernel is not None:
+            return self._search_root_compiled(position, depth, exact)
         self.nodes += 1
         key = position.key()
         entry = self.table.get(key)
@@ -163,6 +196,18 @@ class AlphaBeta:
         self.table.put(key, depth, best.score, EXACT, best.move, resolved)
         return lines if exact else [best]
 
+    def _search_root_compiled(self, position: Position, depth: int, exact: bool) -> list[_Line]:
+        """:meth:`_search_root` in C: the kernel counts on from this searcher's counters and hands them
+        back, even when the deadline stops it."""
+        assert self.kernel is not None
+        searcher = self.kernel.searcher
+        searcher.nodes, searcher.heuristic_leaves = self.nodes, self.heuristic_leaves
+        try:
+            lines = searcher.search_root(self.kernel.state_of(position), depth, exact, self._deadline)
+        finally:
+            self.nodes, self.heuristic_leaves = searcher.nodes, searcher.heuristic_leaves
+        return [_Line(move, score, pv) for move, score, pv in lines]
+
     def _negamax(self, position: Position, depth: int, alpha: int, beta: int, ply: int) -> int:
         """The score of ``position`` for its side to move, exact if it lies within (alpha, beta).
 
@@ -179,6 +224,10 @@ class AlphaBeta:
             if outcome is not None:
                 return outcome_score(outcome, position.turn, ply)
             self.heuristic_leaves += 1
+            if self.quiescence is not None:
+                score, nodes = self.quiescence.search(position, alpha, beta)
+                self.nodes += nodes
+                return score
             return self._evaluate(position)
 
         # The end of the game is decided before the table is asked: a position may be
@@ -237,12 +286,19 @@ class AlphaBeta:
         for move in pv:
             position = position.play(move)
         while len(line) < depth:
-            entry = self.table.get(position.key())
-            if entry is None or entry.move not in position.legal_moves():
+            move = self._table_move(position)
+            if move is None or move not in position.legal_moves():
                 break
-            line.append(entry.move)
-            position = position.play(entry.move)
+            line.append(move)
+            position = position.play(move)
         return tuple(line)
+
+    def _table_move(self, position: Position) -> Move | None:
+        """The best move the table (the kernel's, where it searched) holds for ``position``."""
+        if self.kernel is not None:
+            return self.kernel.searcher.table_move(self.kernel.state_of(position))
+        entry = self.table.get(position.key())
+        return None if entry is None else entry.move
 
 
 def search(

@@ -19,8 +19,8 @@ Seats are numbered 0 and 1; seat 0 moves first.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from itertools import product
 from typing import Any, Protocol, TypeAlias, TypeVar
 
@@ -101,15 +101,39 @@ class Position(Protocol[MoveT]):
         move, so that they need no rules of their own."""
         ...
 
+    def display_move(self, move: MoveT) -> str:
+        """The move as people write it, for move lists and exports: SAN in chess (``Nf3``, ``exd8=Q+``),
+        where the wire's notation is made for programs; elsewhere the notation itself."""
+        ...
+
     def grid(self) -> tuple[str, ...]:
         """The board as rows of characters, top row first, for clients and logs.
 
-        ``.`` an empty square, ``x`` a piece of seat 0, ``o`` a piece of seat 1,
-        ``X`` and ``O`` their kings, and a space for a square no piece can use
-        (the light squares of checkers). Clients draw boards from this, so no
-        rules need to be written twice.
+        ``.`` an empty square, a space for a square no piece can use (the light
+        squares of checkers), and a piece's character from its game's
+        :attr:`Game.pieces`: ``x`` a piece of seat 0, ``o`` a piece of seat 1 and
+        ``X`` and ``O`` their kings in the games that need no more, FEN's letters
+        in chess. Clients draw boards from this, so no rules need to be written twice.
         """
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """What one character of :meth:`Position.grid` stands for: whose piece it is, and which kind."""
+
+    seat: int
+    name: str
+    """The kind for people: ``disc``, ``man``, ``king``, ``knight``."""
+
+
+def seat_marks(piece: str, king: str | None = None) -> dict[str, Piece]:
+    """The grid characters of a game that tells pieces apart by seat (and king) only: ``x`` and ``o``
+    for ``piece`` of seats 0 and 1, ``X`` and ``O`` for their ``king`` if the game has kings."""
+    marks = {"x": Piece(0, piece), "o": Piece(1, piece)}
+    if king is not None:
+        marks |= {"X": Piece(0, king), "O": Piece(1, king)}
+    return marks
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +150,15 @@ class Game:
     """One line describing the move notation, for documentation and clients."""
     start: Callable[[], Position[Any]]
     """The initial position."""
+    pieces: Mapping[str, Piece] = field(default_factory=lambda: seat_marks("piece"))
+    """Every character :meth:`Position.grid` may draw a piece with, and what it stands for: clients read
+    it from ``/api/games`` and need no table of their own per game."""
+    display_notation: str | None = None
+    """One line describing how :meth:`Position.display_move` writes moves, for a game where that is not
+    the wire's notation (chess: SAN); ``None`` where people write moves as the wire does."""
+    from_fen: Callable[[str], Position[Any]] | None = None
+    """A position from the game's usual position text (FEN), for games that have one; raises
+    ``ValueError`` naming the text when it is no position."""
 
     def replay(self, moves: Iterable[str]) -> Position:
         """The position reached by playing ``moves`` (notation) from the start."""
@@ -141,6 +174,14 @@ class Game:
             last = positions[-1]
             positions.append(last.play(last.parse_move(text)))
         return positions
+
+    def displayed(self, positions: Sequence[Position], moves: Sequence[str]) -> list[str] | None:
+        """``moves`` (notation, each played from the position of the same index in ``positions``) as
+        people write them, or ``None`` for a game without a :attr:`display_notation`."""
+        if self.display_notation is None:
+            return None
+        pairs = zip(positions, moves, strict=False)
+        return [position.display_move(position.parse_move(text)) for position, text in pairs]
 
 
 def _byte_cells() -> dict[tuple[int, int], str]:

@@ -34,7 +34,7 @@ from typing import TypeGuard
 
 import msgspec
 
-from games.base import Game, IllegalMoveError, Outcome
+from games.base import Game, IllegalMoveError, Outcome, seat_marks
 
 SQUARES = range(1, 33)
 FULL = (1 << 32) - 1
@@ -525,6 +525,9 @@ class Checkers(msgspec.Struct, frozen=True, gc=False):
     def legal_notation(self) -> list[str]:
         return [self.format_move(move) for move in self.legal_moves()]
 
+    def display_move(self, move: Path) -> str:
+        return self.format_move(move)
+
     def grid(self) -> tuple[str, ...]:
         """Eight rows of eight cells, square 1's row first (Black's men ``x`` start at the top)."""
         black_men, white_men = self.men
@@ -670,4 +673,6 @@ RULES = Game(
     sides=SIDES,
     notation="PDN squares 1-32: 11-15 for a step, 22x15x8 for captures (every landing square)",
     start=Checkers,
+    pieces=seat_marks("man", king="king"),
+    from_fen=Checkers.from_fen,
 )

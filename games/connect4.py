@@ -34,7 +34,7 @@ from itertools import product
 
 import msgspec
 
-from games.base import Game, IllegalMoveError, Outcome
+from games.base import Game, IllegalMoveError, Outcome, seat_marks
 
 WIDTH = 7
 HEIGHT = 6
@@ -327,6 +327,9 @@ class ConnectFour(msgspec.Struct, frozen=True, gc=False):
     def format_move(self, move: int) -> str:
         return _COLUMN_NAMES[move]
 
+    def display_move(self, move: int) -> str:
+        return _COLUMN_NAMES[move]
+
     def legal_notation(self) -> list[str]:
         """From a table by the full columns: every move's reply carries this, and the server sends it."""
         if self._is_over():
@@ -358,4 +361,5 @@ RULES = Game(
     sides=("Red", "Yellow"),
     notation="column digits 1-7, 1 = leftmost",
     start=ConnectFour,
+    pieces=seat_marks("disc"),
 )

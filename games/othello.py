@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import msgspec
 
-from games.base import Game, IllegalMoveError, Outcome, cells
+from games.base import Game, IllegalMoveError, Outcome, cells, seat_marks
 
 SIZE = 8
 PASS = 64
@@ -269,6 +269,9 @@ class Othello(msgspec.Struct, frozen=True, gc=False):
     def legal_notation(self) -> list[str]:
         return [MOVE_NAMES[move] for move in self.legal_moves()]
 
+    def display_move(self, move: int) -> str:
+        return self.format_move(move)
+
     def grid(self) -> tuple[str, ...]:
         black, white = self.discs
         return tuple(cells(black >> shift, white >> shift, SIZE) for shift in range(0, SIZE * SIZE, SIZE))
@@ -285,4 +288,5 @@ RULES = Game(
     sides=("Black", "White"),
     notation="squares a1-h8: column a-h from the left, row 1-8 from the top; pass when no placement is legal",
     start=Othello,
+    pieces=seat_marks("disc"),
 )

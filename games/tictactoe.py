@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import msgspec
 
-from games.base import Game, IllegalMoveError, Outcome, cells
+from games.base import Game, IllegalMoveError, Outcome, cells, seat_marks
 
 SIZE = 3
 FULL = (1 << 9) - 1
@@ -92,6 +92,9 @@ class TicTacToe(msgspec.Struct, frozen=True, gc=False):
     def legal_notation(self) -> list[str]:
         return [CELL_NAMES[move] for move in self.legal_moves()]
 
+    def display_move(self, move: int) -> str:
+        return self.format_move(move)
+
     def grid(self) -> tuple[str, ...]:
         first, second = self.stones
         return tuple(cells(first >> shift, second >> shift, 3) for shift in (0, 3, 6))
@@ -107,4 +110,5 @@ RULES = Game(
     sides=("O", "X"),
     notation="cells a1-c3: column a-c from the left, row 1-3 from the top",
     start=TicTacToe,
+    pieces=seat_marks("mark"),
 )

@@ -18,7 +18,7 @@ from pathlib import Path
 from websockets.exceptions import InvalidURI
 from websockets.uri import parse_uri
 
-from games import IllegalMoveError, Position, get_game
+from games import GAMES, IllegalMoveError, Position, get_game
 from server.bus import BrokerAddress
 from server.clock import TimeControl
 from server.config import MAX_PORT
@@ -137,15 +137,33 @@ def moves_of(game: str, text: str) -> list[str]:
     return tokens
 
 
-def position_after(game: str, moves: str) -> Position:
-    """The position ``--moves`` reaches in ``game``; :class:`CommandError` naming the first bad move.
+def position_after(game: str, moves: str, fen: str | None = None) -> Position:
+    """The position ``--moves`` reaches in ``game``, from ``--fen`` if given, else from the start;
+    :class:`CommandError` naming a FEN that is no position of the game, or the first bad move.
 
     Checked in the command, not by argparse, because the moves mean something only in their game.
     """
+    rules = get_game(game)
+    if fen is None:
+        position = rules.start()
+    elif rules.from_fen is None:
+        raise CommandError(f"--fen: {game} has no FEN; the games that have: {', '.join(games_with_fen())}")
+    else:
+        try:
+            position = rules.from_fen(fen)
+        except ValueError as error:
+            raise CommandError(f"--fen: {error}") from None
     try:
-        return get_game(game).replay(moves_of(game, moves))
+        for text in moves_of(game, moves):
+            position = position.play(position.parse_move(text))
     except IllegalMoveError as error:
         raise CommandError(f"cannot replay --moves: {error}") from None
+    return position
+
+
+def games_with_fen() -> list[str]:
+    """The games whose positions can be given as FEN (``--fen``)."""
+    return sorted(name for name, rules in GAMES.items() if rules.from_fen is not None)
 
 
 def check_writable(path: Path) -> None:

@@ -28,7 +28,7 @@ from server.addresses import AddressQuota, Network, in_networks
 from server.bot_catalog import BotCatalog
 from server.connection import Connection
 from server.errors import ErrorCode
-from server.export import export_text
+from server.export import export_extension, export_text
 from server.metrics import Metrics
 from server.storage import (
     FINISHED_STATUSES,
@@ -297,7 +297,14 @@ class HttpFront:
 def _games_json() -> list[dict[str, Any]]:
     """The games this server plays, as ``/api/games`` lists them."""
     return [
-        {"name": game.name, "title": game.title, "sides": list(game.sides), "notation": game.notation}
+        {
+            "name": game.name,
+            "title": game.title,
+            "sides": list(game.sides),
+            "notation": game.notation,
+            "display_notation": game.display_notation,
+            "pieces": {mark: {"seat": piece.seat, "name": piece.name} for mark, piece in game.pieces.items()},
+        }
         for game in GAMES.values()
     ]
 
@@ -308,7 +315,7 @@ def _export_response(record: MatchRecord) -> Response:
     game = GAMES.get(record.game)
     if game is None:
         raise HttpError(http.HTTPStatus.NOT_FOUND, ErrorCode.NOT_FOUND, f"no game {record.game!r}")
-    extension = "pdn" if game.name == "checkers" else "txt"
+    extension = export_extension(game)
     response = _response(http.HTTPStatus.OK, export_text(record, game).encode(), "text/plain; charset=utf-8")
     filename = f"plyarena-{record.game}-{record.id}.{extension}"
     response.headers["Content-Disposition"] = f'inline; filename="{filename}"'
@@ -352,8 +359,13 @@ def match_json(record: MatchRecord, *, with_moves: bool, host_url: str | None = 
         body["moves"] = [_move_json(move, with_engine=over) for move in moves]
         game = GAMES.get(record.game)
         if game is not None:
+            notation = [move.notation for move in moves]
+            positions = game.history(notation)
             # Every position of the game, start first: replay viewers draw them without rules.
-            body["boards"] = [list(p.grid()) for p in game.history([move.notation for move in moves])]
+            body["boards"] = [list(p.grid()) for p in positions]
+            # And each move as people write it (SAN), where the game writes it otherwise than the wire.
+            for row, shown in zip(body["moves"], game.displayed(positions, notation) or (), strict=False):
+                row["display"] = shown
     return body
 
 

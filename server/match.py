@@ -146,6 +146,7 @@ class Match(msgspec.Struct, frozen=True, gc=False):
             status=self.status,
             seats=list(self.seats),
             moves=list(self.moves),
+            display=self.game.displayed(self.positions, self.moves),
             turn=self.position.turn if live else None,
             clocks_ms=self.clocks_ms(now),
             clock_running=self.clock.running if live and self.clock else None,
@@ -424,12 +425,14 @@ class Match(msgspec.Struct, frozen=True, gc=False):
         )
         # Both times as they stand now: the clock just pressed (or stopped) has run for no time yet.
         clocks = None if clock is None else clock.remaining_ms
+        shown = self.game.displayed(self.positions[-1:], (notation,))  # SAN, in chess
         moved = protocol.Moved(
             match_id=self.id,
             seq=seq if finish is None else 0,
             ply=ply,
             seat=seat,
             move=notation,
+            display=shown[0] if shown else None,
             think_ms=think_ms,
             clocks_ms=clocks,
             board=after.grid(),

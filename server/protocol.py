@@ -354,6 +354,9 @@ class MatchState(ServerMessage, tag="match.state", kw_only=True, frozen=True):
     """``open``, ``live``, ``finished`` or ``aborted``."""
     seats: list[PlayerInfo | None]
     moves: list[str]
+    display: list[str] | None = None
+    """``moves`` as people write them (SAN in chess), in a game whose wire notation is not theirs; left out
+    in the others."""
     turn: SeatNumber | None
     """The seat to move, ``null`` unless the match is live."""
     clocks_ms: tuple[int, int] | None
@@ -404,6 +407,9 @@ class Moved(MatchEvent, tag="moved", kw_only=True, frozen=True):
     """The ply the move answered: 0 for the first move of a match."""
     seat: SeatNumber
     move: str
+    display: str | None = None
+    """The move as people write it (SAN in chess: ``Nf3``), in a game whose wire notation is not theirs;
+    left out in the others."""
     think_ms: int
     clocks_ms: tuple[int, int] | None
     """Both remaining times right after the move, increment included."""

@@ -1,7 +1,7 @@
 """Shared fixtures: real services where the machine has them.
 
-A test that needs PostgreSQL, Mosquitto, Chromium, docker-compose or Pascal Pons' Connect Four test
-sets skips, saying why, when the service is missing; with ``PLYARENA_REQUIRE_SERVICES=1`` (or
+A test that needs PostgreSQL, Mosquitto, Chromium, Stockfish, docker-compose or Pascal Pons' Connect Four
+test sets skips, saying why, when the service is missing; with ``PLYARENA_REQUIRE_SERVICES=1`` (or
 ``PLYARENA_REQUIRE_BROWSER=1`` for Chromium, ``PLYARENA_REQUIRE_PONS_SETS=1`` for Pons' sets), as CI
 sets, it fails instead (:func:`support.services.missing`).
 """
@@ -20,6 +20,7 @@ from support.services import SERVICES_REQUIRED, missing
 POSTGRES_HOST, POSTGRES_PORT = "127.0.0.1", 5432
 MQTT_HOST, MQTT_PORT = "127.0.0.1", 1883
 CHROMIUM = "/usr/bin/chromium"
+STOCKFISH = "/usr/games/stockfish"
 BROWSER_REQUIRED = "PLYARENA_REQUIRE_BROWSER"
 
 pytest_plugins = ["support.fixtures"]  # servers and clients over real sockets, for end-to-end tests
@@ -55,6 +56,16 @@ def chromium_path() -> str:
     if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
         missing("Chromium", f"{CHROMIUM} does not exist (apt-get install chromium)", BROWSER_REQUIRED)
     return CHROMIUM if os.path.exists(CHROMIUM) else str(shutil.which("chromium"))
+
+
+@pytest.fixture(scope="session")
+def stockfish_path() -> str:
+    """Path of Debian's Stockfish, an outside UCI engine for the chess bots (apt-get install stockfish)."""
+    found = shutil.which("stockfish") or (STOCKFISH if os.path.exists(STOCKFISH) else None)
+    if found is None:
+        missing("Stockfish", f"{STOCKFISH} does not exist (apt-get install stockfish)", SERVICES_REQUIRED)
+    assert found is not None
+    return found
 
 
 @pytest.fixture(scope="session")

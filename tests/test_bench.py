@@ -12,7 +12,9 @@ from support.pons import fake_pons_solver, pons_set
 
 from bench.moves import MovesPlan, run_moves_benchmark
 from bench.pons import PONS_SETS, PROBE_LINE, PROBE_SCORE
+from bench.solving import PONS, our_searches
 from bench.store import WAYS, StorePlan, run_store_benchmark
+from bots.speedups import compiled_games
 from plyarena.cli import main
 from plyarena.commands.bench import write_section
 
@@ -21,6 +23,12 @@ TITLES = (
     "Connect Four: exact solving on Pascal Pons' test sets",
     "Pruning: minimax against alpha-beta, by depth",
     "Effective branching factor",
+)
+KERNEL_TITLES = (
+    "perft beside small C bitboard programs",
+    "the same searches in C and in Python",
+    "the top levels",
+    "easyAI's Negamax at depth 8",
 )
 HAVE_EASYAI = importlib.util.find_spec("easyAI") is not None
 """easyAI is an optional bench dependency: without it the comparison is skipped with a note."""
@@ -41,11 +49,19 @@ def test_quick_engine_benchmark_writes_its_section(tmp_path: Path, pons_sets: Pa
         assert "### Side by side with easyAI" in text
     else:
         assert "easyAI comparison skipped" in text
+    if compiled_games():  # the kernel beside Python: the same searches, and each target met or not
+        for title in KERNEL_TITLES[: 4 if HAVE_EASYAI else 3]:
+            assert f"### Compiled kernel: {title}" in text
+        assert re.search(r"^\| othello \| 2 \| [0-9.]+ \| [0-9,]+ \| yes \|", text, re.MULTILINE)
+    else:
+        assert "The compiled kernel is not loaded" in text
     assert f"plyarena bench engine --quick --pons-sets {pons_sets}`" in text
-    for name in PONS_SETS:  # no reference given: no figure invented
-        assert re.search(
-            rf"^\| {name} \| 5 \| 5 \| 0 \| .* \| not measured \| - \| - \|$", text, re.MULTILINE
-        )
+    for name in PONS_SETS:  # each of our searches, and no reference given: no figure invented
+        for search in our_searches():
+            assert re.search(
+                rf"^\| {name} \| {re.escape(search)} \| 5 \| 5 \| 0 \| .* \| - \| - \|$", text, re.M
+            )
+        assert f"| {name} | {PONS} |" not in text
     assert "not measured in this run; `--pons-solver PATH`" in text
     assert "| tictactoe |" in text and "| connect4 |" in text
     # Every table row has as many cells as its header.
@@ -68,12 +84,16 @@ def test_quick_engine_benchmark_times_a_reference_solver_beside_ours(tmp_path: P
     assert "its transposition table reset (`Solver::reset`) before each position" in text
     assert "one run of each position" in text
     for name in PONS_SETS:
-        row = re.search(
-            rf"^\| {name} \| 5 \| 5 \| 0 \| ([0-9.]+) \| .* \| 1\.0000 \| ([0-9,]+) \| (.+) \|$", text, re.M
-        )
-        assert row is not None, text
-        mean_ms, ratio = float(row[1]), row[3]  # ours over his 1 ms, rounded as shown
-        assert ratio.endswith("x") and float(ratio[:-1]) == pytest.approx(mean_ms, rel=0.1, abs=0.06)
+        his = r"5 \| 5 \| 0 \| 1\.0000 \| 1\.0000 \| 1\.0 \| [0-9,]+ \| - \| - \|$"  # his 1 ms, no ratio
+        assert re.search(rf"^\| {name} \| {re.escape(PONS)} \| {his}", text, re.M), text
+        for search in our_searches():
+            times = r"([0-9.]+) \| ([0-9.]+) \| .* \| (.+) \| (.+)"  # mean, median, ..., their ratios
+            row = re.search(rf"^\| {name} \| {re.escape(search)} \| 5 \| 5 \| 0 \| {times} \|$", text, re.M)
+            assert row is not None, text
+            for time_ms, ratio in ((row[1], row[3]), (row[2], row[4])):  # ours over his 1 ms, as shown
+                assert ratio.endswith("x") and float(ratio[:-1]) == pytest.approx(
+                    float(time_ms), rel=0.1, abs=0.06
+                )
 
 
 def test_a_section_is_replaced_not_repeated(tmp_path: Path) -> None:

@@ -17,10 +17,14 @@ SHIPPED = read_ratings(RATINGS_PATH)
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "ratings"
 MERGEABLE_AT_THE_TOP = {"tictactoe"}
 """Games where perfect play comes quickly: perfect levels share the top tier (docs/bot-strength.md)."""
+NOT_RATED_YET = {"chess"}
+"""Games whose ladder is still to be measured: chess's, against Stockfish's UCI_Elo (issue 42). Their
+levels are offered without a rating; a game leaves this set when bots/ratings.json rates it."""
+RATED = sorted(set(GAMES) - NOT_RATED_YET)
 
 
 def test_every_game_is_rated_at_every_level() -> None:
-    assert set(SHIPPED.games) == set(GAMES)
+    assert set(SHIPPED.games) == set(RATED), "a game not rated yet is named in NOT_RATED_YET"
     for game, ladder in SHIPPED.games.items():
         assert [row.level for row in ladder.levels] == list(range(1, LEVEL_COUNT + 1)), game
         assert [(step.lower, step.upper) for step in ladder.steps] == [
@@ -32,7 +36,7 @@ def test_every_game_is_rated_at_every_level() -> None:
             assert row.ci_low <= row.rating <= row.ci_high and row.games > 0, (game, row)
 
 
-@pytest.mark.parametrize("game", sorted(GAMES))
+@pytest.mark.parametrize("game", RATED)
 def test_the_shipped_ladder_is_monotonic(game: str) -> None:
     """Each level is rated above the one below it, by more than the interval of that gap.
 
@@ -58,7 +62,7 @@ def test_the_shipped_ladder_is_monotonic(game: str) -> None:
         assert upper.ci_high >= lower.rating and lower.ci_high >= upper.rating
 
 
-@pytest.mark.parametrize("game", sorted(GAMES))
+@pytest.mark.parametrize("game", RATED)
 def test_the_shipped_ratings_are_what_the_shipped_games_say(game: str) -> None:
     """bots/ratings.json is the fit of the results files in docs/ratings, not numbers typed in."""
     files = sorted(RESULTS.glob(f"{game}-*.jsonl.gz"))
@@ -95,6 +99,8 @@ def test_the_fleets_offer_carries_the_shipped_ratings_to_api_bots() -> None:
                 "ci_high": shipped.ci_high,
                 "games": shipped.games,
             }
+    for game in NOT_RATED_YET:
+        assert [row["rating"] for row in listing[game]] == [None] * LEVEL_COUNT, game
 
 
 def test_an_offer_without_ratings_still_reads() -> None:

@@ -61,7 +61,7 @@ def test_top_level_help_lists_every_command(capsys: pytest.CaptureFixture[str]) 
         (["serve", "--grace", "nan"], "argument --grace: 'nan' is not a finite number"),
         (["run", "--port", "-1"], "argument --port: -1 is not a port"),
         (["run", "--workers", "0"], "argument --workers: 0 is too small"),
-        (["run", "--levels", "chess:1"], "argument --levels: --levels item 'chess:1': unknown game 'chess'"),
+        (["run", "--levels", "go:1"], "argument --levels: --levels item 'go:1': unknown game 'go'"),
         (["bots", "--max-games", "0"], "argument --max-games: 0 is too small"),
         (["bots", "--public-level", "9"], "argument --public-level: 9 is not a level"),
         (

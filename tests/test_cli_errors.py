@@ -196,13 +196,13 @@ def test_tournament_says_how_many_games_apart_from_the_levels(
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [
-        (["bench", "bots", "--quick", "--game", "chess"], "argument --game: invalid choice: 'chess'"),
+        (["bench", "bots", "--quick", "--game", "go"], "argument --game: invalid choice: 'go'"),
         (["bench", "bots", "--quick", "--level", "9"], "argument --level: invalid choice: 9"),
         (["bench", "bots", "--quick", "--games", "0"], "argument --games: 0 is too small"),
         (["bench", "fuzz", "--db", "nonsense"], "argument --db: malformed database URL"),
         (["bench", "fuzz", "--quick", "--players", "0"], "argument --players: 0 is too small"),
         (["bench", "fuzz", "--quick", "--messages", "0"], "argument --messages: 0 is too small"),
-        (["bench", "server", "--game", "chess"], "argument --game: invalid choice: 'chess'"),
+        (["bench", "server", "--game", "go"], "argument --game: invalid choice: 'go'"),
         (["bench", "server", "--time-control", "abc"], "argument --time-control: bad time control 'abc'"),
         (["bench", "server", "--clients", "-5"], "argument --clients: -5 is too small"),
         (["bench", "server", "--duration", "nan"], "argument --duration: 'nan' is not a finite number"),

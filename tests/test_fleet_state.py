@@ -159,4 +159,4 @@ def test_plyarena_run_keeps_its_fleet_state_beside_its_sqlite_database() -> None
 def test_a_bot_is_found_again_by_the_name_it_says_hello_with() -> None:
     specs = [BotSpec.of(game, number) for game in level_table() for number in range(1, LEVEL_COUNT + 1)]
     assert [BotSpec.named(spec.name) for spec in specs] == specs
-    assert BotSpec.named("alphabeta-chess-L3") is None
+    assert BotSpec.named("alphabeta-go-L3") is None

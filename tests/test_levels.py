@@ -10,7 +10,16 @@ import pytest
 from random_positions import random_line
 
 from bots.evaluation import evaluator_for
-from bots.levels import LEVEL_COUNT, LevelTableError, choose_move, level, level_table, levels, parse_table
+from bots.levels import (
+    LEVEL_COUNT,
+    EngineSpec,
+    LevelTableError,
+    choose_move,
+    level,
+    level_table,
+    levels,
+    parse_table,
+)
 from bots.noise import Noise, choose_noisily, points
 from bots.perfect import solver_for
 from bots.result import WIN
@@ -32,7 +41,8 @@ def test_every_game_has_eight_well_formed_levels(name: str) -> None:
     for entry in table:
         assert entry.game == name
         assert entry.name.strip() and entry.description.strip()
-        assert entry.style in ("alphabeta", "expectimax")
+        assert entry.style in ("alphabeta", "expectimax", "engine")
+        assert (entry.style == "engine") == (entry.engine is not None)
         assert entry.solver or entry.depth or entry.time_ms
         assert level(name, entry.number) is entry
     evaluator_for(name)  # every level but a solver's needs the game's evaluation
@@ -64,9 +74,21 @@ def test_solved_games_weaken_their_lower_levels_with_noise(name: str) -> None:
     assert any(entry.noise is not None for entry in levels(name)[:4])
 
 
+def test_chess_level_eight_is_stockfish_at_full_strength_with_a_second_a_move() -> None:
+    top = level("chess", LEVEL_COUNT)
+    assert top.style == "engine" and top.engine is not None and top.engine.name == "stockfish"
+    assert dict(top.engine.options) == {"UCI_LimitStrength": False} and top.time_ms == 1000
+    assert all(entry.engine is None for entry in levels("chess")[:-1]), "levels 1-7 are ours"
+
+
+def test_an_engine_level_is_not_searched_by_us() -> None:
+    with pytest.raises(ValueError, match="played by the outside engine 'stockfish'"):
+        choose_move(get_game("chess").start(), level("chess", LEVEL_COUNT), random.Random(0))
+
+
 def test_unknown_game_or_level_number_is_named() -> None:
-    with pytest.raises(KeyError, match="'chess'"):
-        levels("chess")
+    with pytest.raises(KeyError, match="'go'"):
+        levels("go")
     with pytest.raises(ValueError, match="got 9"):
         level("tictactoe", 9)
 
@@ -94,6 +116,15 @@ def test_a_well_formed_table_parses() -> None:
     assert parsed["tictactoe"][2].eval_scale == 10
 
 
+def test_an_engine_level_names_its_engine_and_uci_options() -> None:
+    uci = '{ UCI_LimitStrength = true, UCI_Elo = 1350, "Skill Level" = "5" }'
+    row = parse_table(_table(style='"engine"', engine='"stockfish"', depth="", time_ms="100", uci=uci))
+    engine = row["tictactoe"][2].engine
+    assert engine == EngineSpec(
+        "stockfish", (("UCI_LimitStrength", True), ("UCI_Elo", 1350), ("Skill Level", "5"))
+    )
+
+
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
@@ -113,6 +144,18 @@ def test_a_well_formed_table_parses() -> None:
         ({"style": '"expectimax"', "opponent": '{ model = "genius" }'}, r"field 'model': expected one of"),
         ({"solver": "true", "style": '"expectimax"'}, r"field 'solver': an exact solver plays the best move"),
         ({"depth": "true"}, r"field 'depth': expected an integer >= 1, got True"),
+        ({"style": '"engine"'}, r"field 'engine': expected the engine's name"),
+        ({"style": '"engine"', "engine": '"Stock Fish"'}, r"field 'engine': expected the engine's name"),
+        ({"engine": '"stockfish"'}, r"field 'engine': only a level with style = \"engine\""),
+        ({"uci": "{ Hash = 16 }"}, r"field 'uci': only a level with style = \"engine\""),
+        (
+            {"style": '"engine"', "engine": '"stockfish"', "uci": "{ Hash = 1.5 }"},
+            r"field 'uci': option 'Hash': expected true/false, a number or text, got 1.5",
+        ),
+        (
+            {"style": '"engine"', "engine": '"stockfish"', "noise": "{ temperature = 1 }"},
+            r"field 'style': an engine level plays the engine's move",
+        ),
     ],
 )
 def test_a_malformed_level_is_named_with_its_field(changes: dict[str, str], message: str) -> None:
@@ -147,7 +190,12 @@ def _test_position(name: str) -> Position:
 @pytest.mark.parametrize("name", ALL_GAMES)
 @pytest.mark.parametrize("number", range(1, LEVEL_COUNT + 1))
 def test_every_level_chooses_a_legal_move(name: str, number: int) -> None:
+    """Every level a search of ours plays; an outside engine's is its fleet's (tests/test_engine.py)."""
     position = _test_position(name)
+    if level(name, number).engine is not None:
+        with pytest.raises(ValueError, match="outside engine"):
+            choose_move(position, level(name, number), random.Random(number), time_budget_ms=40)
+        return
     move, result = choose_move(position, level(name, number), random.Random(number), time_budget_ms=40)
     assert move in position.legal_moves()
     assert result.move == move and result.pv[0] == move

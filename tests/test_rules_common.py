@@ -31,8 +31,8 @@ def random_game_with_moves(name: str, seed: int, max_plies: int = 400) -> tuple[
     return positions, moves
 
 
-def test_the_four_games_are_registered() -> None:
-    assert {"tictactoe", "connect4", "othello", "checkers"} <= set(GAMES)
+def test_the_five_games_are_registered() -> None:
+    assert {"tictactoe", "connect4", "othello", "checkers", "chess"} <= set(GAMES)
 
 
 @pytest.mark.parametrize("name", ALL_GAMES)
@@ -95,8 +95,27 @@ def test_moves_after_the_end_are_refused(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", ALL_GAMES)
-def test_grid_draws_every_position_with_the_shared_alphabet(name: str) -> None:
+def test_grid_draws_every_position_with_the_games_own_pieces(name: str) -> None:
+    pieces = get_game(name).pieces
+    assert all(piece.seat in (0, 1) and piece.name for piece in pieces.values())
+    assert not set(pieces) & set(". "), "empty and unused squares are the same in every game"
     for position in random_game(name, seed=11):
         rows = position.grid()
         assert rows and len({len(row) for row in rows}) == 1
-        assert set("".join(rows)) <= set(".xoXO ")
+        assert set("".join(rows)) <= set(pieces) | set(". ")
+
+
+@pytest.mark.parametrize("name", ALL_GAMES)
+def test_display_notation_names_the_same_moves(name: str) -> None:
+    """People's notation (SAN in chess) is read back as the same move, wherever a game has its own."""
+    game = get_game(name)
+    positions, moves = random_game_with_moves(name, seed=5, max_plies=120)
+    notation = [position.format_move(move) for position, move in zip(positions, moves, strict=False)]
+    shown = game.displayed(positions, notation)
+    if game.display_notation is None:
+        assert shown is None
+        assert all(p.display_move(m) == p.format_move(m) for p, m in zip(positions, moves, strict=False))
+        return
+    assert shown is not None and len(shown) == len(moves)
+    for position, move, text in zip(positions, moves, shown, strict=False):
+        assert position.parse_move(text) == move, text

@@ -135,7 +135,7 @@ async def test_every_error_code_is_answered_with_its_code_and_request_id(
         scene, alice, {"type": "match.watch", "id": "n1", "match_id": "no-such-match"}, ErrorCode.NOT_FOUND
     )
     await assert_refused(
-        scene, alice, {"type": "match.create", "id": "n2", "game": "chess"}, ErrorCode.NOT_FOUND
+        scene, alice, {"type": "match.create", "id": "n2", "game": "go"}, ErrorCode.NOT_FOUND
     )
     await assert_refused(
         scene, alice, {"type": "match.leave", "id": "n3", "match_id": waiting}, ErrorCode.NOT_FOUND

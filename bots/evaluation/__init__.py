@@ -6,7 +6,11 @@ A game's evaluation is the module ``bots/evaluation/<game name>.py``. It defines
   with ``|score| < 10_000`` so that it never reaches the search's win scores;
 - optionally ``order_key(position, move) -> int``: how promising ``move`` looks
   before it is searched (bigger is tried first), the game's own move ordering
-  (centre-first for Connect Four, corners for Othello, captures for checkers).
+  (centre-first for Connect Four, corners for Othello, captures for checkers);
+- optionally ``captures(position) -> list of moves``: the moves to play on past
+  the search's horizon until the position is quiet (a quiescence search,
+  :mod:`bots.quiescence`), for a game whose evaluation misjudges a position in
+  the middle of an exchange (chess).
 
 Adding a game to the bots is adding that one module: nothing here lists games.
 """
@@ -40,6 +44,8 @@ class Evaluator:
     game: str
     evaluate: Callable[[Position], int]
     order_key: Callable[[Position, Move], int] | None = None
+    captures: Callable[[Position], list[Move]] | None = None
+    """The moves a quiescence search plays past the horizon; ``None``: the evaluation is trusted as is."""
 
 
 @cache
@@ -60,4 +66,7 @@ def evaluator_for(game: str) -> Evaluator:
     order_key = getattr(module, "order_key", None)
     if order_key is not None and not callable(order_key):
         raise NoEvaluationError(game, f"order_key in bots/evaluation/{game}.py is not callable")
-    return Evaluator(game, evaluate, order_key)
+    captures = getattr(module, "captures", None)
+    if captures is not None and not callable(captures):
+        raise NoEvaluationError(game, f"captures in bots/evaluation/{game}.py is not callable")
+    return Evaluator(game, evaluate, order_key, captures)

@@ -196,7 +196,7 @@ def _run_engine(args: argparse.Namespace) -> int:
     _show(console, report)
     _write(output, console, "engine", render_markdown(report))
     wrong = sum(row.wrong for row in report.pons) + sum(row.positions - row.agree for row in report.easyai)
-    wrong += sum(row.reference.positions - row.reference.correct for row in report.pons if row.reference)
+    wrong += report.kernel.mismatches if report.kernel is not None else 0
     return 1 if wrong else 0
 
 

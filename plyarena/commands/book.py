@@ -4,9 +4,10 @@ The book (see :mod:`bots.connect4_book`) holds, for the positions a player meets
 before ``--plies`` stones while it follows the book, a move that keeps the
 position's value. By default it is built for the first player from the empty
 board and for the second player after each first move; ``--root`` picks other
-positions. Built by the pure-Python solver alone, it weakly solves the opening:
-days of one core for the empty board, and gigabytes for the transposition table
-(``--table`` entries, about 80 bytes each). With ``--database``, the values of
+positions. Built by the exact solver alone, it weakly solves the opening: days
+of one core for the empty board in pure Python, and gigabytes for the
+transposition table (``--table`` entries, 8 bytes each compiled, about 80 in
+pure Python). With ``--database``, the values of
 every 12-stone position come from that file and a plain minimax above them
 builds a book to 12 stones in seconds.
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+from bots.engine import EngineStartError, OutsideEngine, parse_engine
 from bots.fleet import Fleet, FleetConfig, parse_levels
 from bots.fleet_state import FleetState, FleetStateError
 from bots.levels import LEVEL_COUNT
@@ -72,6 +75,21 @@ def add_fleet_options(parser: argparse.ArgumentParser, *, state_default: str) ->
         help="level of the bot that joins a public match nobody joined (default 3)",
     )
     parser.add_argument(
+        "--engine",
+        action="append",
+        type=_engine,
+        metavar="NAME=COMMAND",
+        help="run an outside UCI engine for the levels that name it (repeatable), e.g. "
+        "stockfish=/usr/games/stockfish for chess's level 8; without it those levels are not offered",
+    )
+    parser.add_argument(
+        "--engine-processes",
+        type=options.positive_int,
+        default=1,
+        metavar="N",
+        help="processes of each engine, each thinking for one game at a time (default 1)",
+    )
+    parser.add_argument(
         "--state",
         type=Path,
         metavar="FILE",
@@ -81,8 +99,15 @@ def add_fleet_options(parser: argparse.ArgumentParser, *, state_default: str) ->
     )
 
 
-_levels = options.checked_by(parse_levels)
-"""A ``--levels`` spec that :func:`parse_levels` accepts."""
+_levels = options.checked_by(lambda text: parse_levels(text, engines=None))
+"""A ``--levels`` spec that :func:`parse_levels` accepts (its engines are checked with ``--engine``'s)."""
+
+
+def _engine(text: str) -> tuple[str, list[str]]:
+    try:
+        return parse_engine(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _level(text: str) -> int:
@@ -94,8 +119,12 @@ def _level(text: str) -> int:
 
 def fleet_config(args: argparse.Namespace) -> FleetConfig:
     named = fleet_id_on(getattr(args, "mqtt", None))
+    try:
+        levels = parse_levels(args.levels, engines=[name for name, _ in args.engine or ()])
+    except ValueError as error:
+        raise options.CommandError(str(error)) from None
     return FleetConfig(
-        levels=parse_levels(args.levels),
+        levels=levels,
         max_games=args.max_games,
         idle_wait_s=None if args.idle_wait < 0 else args.idle_wait,
         public_level=args.public_level,
@@ -118,6 +147,26 @@ def fleet_id_on(mqtt_url: str | None) -> str | None:
     return username
 
 
+@contextlib.asynccontextmanager
+async def running_engines(args: argparse.Namespace) -> AsyncIterator[dict[str, OutsideEngine]]:
+    """The fleet's outside engines (``--engine``, ``--engine-processes``) by name, each started once now,
+    so that a command that is no UCI engine is refused in one line before any game; stopped on leaving."""
+    async with contextlib.AsyncExitStack() as stack:
+        engines: dict[str, OutsideEngine] = {}
+        for name, command in args.engine or ():
+            if name in engines:
+                raise options.CommandError(f"--engine {name} is given twice")
+            engine = await stack.enter_async_context(
+                OutsideEngine(name, command, processes=args.engine_processes)
+            )
+            try:
+                await engine.start()
+            except EngineStartError as error:
+                raise options.CommandError(f"--engine: {error}") from None
+            engines[name] = engine
+        yield engines
+
+
 def open_fleet_state(path: Path | None) -> FleetState | None:
     """The fleet's state file, read and written back at once (``None``: no file): one that cannot be
     read or written is refused here, in one line, before the fleet starts."""
@@ -134,21 +183,21 @@ def run(args: argparse.Namespace) -> int:
     logging.getLogger("websockets").setLevel(logging.WARNING)
     servers = args.server or ([] if args.mqtt else [DEFAULT_SERVER])
     state = open_fleet_state(args.state)
-    return eventloop.run(run_fleet(fleet_config(args), servers, args.mqtt, args.workers, state))
+    return eventloop.run(run_fleet(args, fleet_config(args), servers, args.mqtt, state))
 
 
 async def run_fleet(
+    args: argparse.Namespace,
     config: FleetConfig,
     servers: list[str],
     mqtt_url: str | None,
-    workers: int | None,
     state: FleetState | None = None,
 ) -> int:
-    """Run a fleet until SIGINT or SIGTERM."""
+    """Run a fleet until SIGINT or SIGTERM (its pool's ``--workers`` and its ``--engine``s from ``args``)."""
     stop = stop_on_signals()
-    async with SearchPool(workers) as pool:
+    async with SearchPool(args.workers) as pool, running_engines(args) as engines:
         await pool.warm_up()
-        fleet = Fleet(pool, config, state=state)
+        fleet = Fleet(pool, config, state=state, engines=engines)
         for url in servers:
             fleet.follow_server(url)
         if mqtt_url:

@@ -1,11 +1,16 @@
-"""``plyarena perft GAME DEPTH``: count move sequences, the check of move generation."""
+"""``plyarena perft GAME DEPTH``: count move sequences, the check of move generation.
+
+Counted by the compiled kernel where it has the game (:mod:`bots.speedups`), which the tests hold to the
+rules' own count; ``PLYARENA_NO_SPEEDUPS=1`` counts with the rules themselves.
+"""
 
 from __future__ import annotations
 
 import argparse
 
-from games import GAMES, perft
-from plyarena.options import non_negative_int, position_after
+from bots.speedups import perft
+from games import GAMES
+from plyarena.options import games_with_fen, non_negative_int, position_after
 
 HELP = "print the number of legal move sequences of DEPTH plies from the start, or after --moves (perft)"
 
@@ -16,8 +21,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--moves", default="", help="moves to play first, space-separated notation (connect4 also: 4453)"
     )
+    parser.add_argument(
+        "--fen", help=f"start from this position instead (games with FEN: {', '.join(games_with_fen())})"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    print(perft(position_after(args.game, args.moves), args.depth))
+    print(perft(position_after(args.game, args.moves, args.fen), args.depth))
     return 0

@@ -18,7 +18,7 @@ from pathlib import Path
 from bots.fleet import Fleet
 from bots.pool import SearchPool
 from plyarena import options
-from plyarena.commands.bots import add_fleet_options, fleet_config, open_fleet_state
+from plyarena.commands.bots import add_fleet_options, fleet_config, open_fleet_state, running_engines
 from plyarena.commands.serve import prepare_server_process, started_server, stop_on_signals
 from server import eventloop
 from server.config import DEFAULT_HOST, DEFAULT_PORT, ServerConfig
@@ -74,9 +74,9 @@ async def run_arena(
         async def announce(topic: str, payload: bytes) -> None:
             await server.bus.publish(topic, payload, retain=True)
 
-        async with SearchPool(fleet_args.workers) as pool:
+        async with SearchPool(fleet_args.workers) as pool, running_engines(fleet_args) as engines:
             await pool.warm_up()
-            fleet = Fleet(pool, fleet_config(fleet_args), announce=announce, state=state)
+            fleet = Fleet(pool, fleet_config(fleet_args), announce=announce, state=state, engines=engines)
             fleet.follow_server(server.ws_url)
             async with fleet:
                 games = fleet.config.max_games

@@ -12,7 +12,7 @@ from bots.levels import LEVEL_COUNT, choose_move, level
 from bots.result import SearchResult
 from bots.search import STYLES, search
 from games import GAMES, Position
-from plyarena.options import CommandError, non_negative_float, position_after, positive_int
+from plyarena.options import CommandError, games_with_fen, non_negative_float, position_after, positive_int
 
 HELP = "search a position and print the best move, score, depth, nodes, pv and time as JSON"
 DEFAULT_TIME_MS = 1000
@@ -22,6 +22,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("game", choices=sorted(GAMES))
     parser.add_argument(
         "--moves", default="", help="moves to play first, space-separated notation (connect4 also: 4453)"
+    )
+    parser.add_argument(
+        "--fen", help=f"start from this position instead (games with FEN: {', '.join(games_with_fen())})"
     )
     budget = parser.add_mutually_exclusive_group()
     budget.add_argument("--depth", type=positive_int, help="search depth in plies")
@@ -52,7 +55,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    position = position_after(args.game, args.moves)
+    position = position_after(args.game, args.moves, args.fen)
     if not position.legal_moves():
         raise CommandError(f"the game is over after --moves ({position.outcome()}): nothing to search")
     try:

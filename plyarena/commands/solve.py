@@ -7,7 +7,8 @@ game is already over). With ``--check`` every line must carry its expected
 score; the run ends with a summary and fails if any score was wrong. Every
 line is read and checked before the first is solved, so a malformed line
 costs nothing. Positions with few stones down (Pons' sets start at 4) can take
-the pure-Python solver a long time when the game has far to go.
+the solver a long time when the game has far to go: seconds to minutes
+compiled, some thirty times as long in pure Python.
 """
 
 from __future__ import annotations
