@@ -62,6 +62,16 @@ async def host_of(db_url: str, match_id: str) -> str:
         await engine.dispose()
 
 
+async def one_move_played(connect: Connect, server: Server) -> tuple[ArenaClient, ArenaClient, str]:
+    """Alice and Bob at ``server``, in a Connect Four match where Alice has played the centre."""
+    alice = await connect.player(server, "Alice")
+    bob = await connect.player(server, "Bob")
+    match_id = (await alice.request("match.create", game="connect4", seat=0))["match_id"]
+    await bob.request("match.join", match_id=match_id)
+    assert (await alice.request("move", match_id=match_id, ply=0, move="4"))["type"] == "moved"
+    return alice, bob, match_id
+
+
 async def resume(connect: Connect, url: str, token: str, match_id: str) -> tuple[ArenaClient, dict[str, Any]]:
     """A player back at ``url`` with its token, following its match again."""
     client = await connect(url)
@@ -81,11 +91,7 @@ async def test_an_owner_whose_lease_lapsed_commits_nothing_and_its_match_plays_o
     arena_postgres_url: str, connect: Connect
 ) -> None:
     async with instance(arena_postgres_url) as first:
-        alice = await connect.player(first, "Alice")
-        bob = await connect.player(first, "Bob")
-        match_id = (await alice.request("match.create", game="connect4", seat=0))["match_id"]
-        await bob.request("match.join", match_id=match_id)
-        assert (await alice.request("move", match_id=match_id, ply=0, move="4"))["type"] == "moved"
+        alice, bob, match_id = await one_move_played(connect, first)
         await lapse_lease(arena_postgres_url, first.config.instance_id)
         async with instance(arena_postgres_url) as second:
             await wait_until(
@@ -117,11 +123,7 @@ async def test_an_owner_cut_off_from_the_database_refuses_moves_and_is_fenced_wh
     through_proxy = target.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
     try:
         async with instance(through_proxy) as cut_off:
-            alice = await connect.player(cut_off, "Alice")
-            bob = await connect.player(cut_off, "Bob")
-            match_id = (await alice.request("match.create", game="connect4", seat=0))["match_id"]
-            await bob.request("match.join", match_id=match_id)
-            assert (await alice.request("move", match_id=match_id, ply=0, move="4"))["type"] == "moved"
+            _, bob, match_id = await one_move_played(connect, cut_off)
             await proxy.cut()
             refused = await bob.request("move", match_id=match_id, ply=1, move="3")
             assert refused["type"] == "error" and refused["code"] == "unavailable", refused
