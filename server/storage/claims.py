@@ -170,8 +170,9 @@ class InstanceClaim:
             self.lost.set()
 
     async def check(self) -> None:
-        """See that the idle writer's connection, and the claim it holds, are still there; if not, open
-        another and take the claim again at once (see :data:`CLAIM_CHECK_S`)."""
+        """See that the idle writer's connection, and the claim it holds, are still there, renewing the
+        lease (:meth:`fence`); if not, open another and take the claim again at once (see
+        :data:`CLAIM_CHECK_S`)."""
         for _ in range(2):  # (a broken connection, then a new one)
             try:
                 async with asyncio.timeout(CLAIM_CHECK_TIMEOUT_S):
