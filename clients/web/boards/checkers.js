@@ -51,7 +51,7 @@ export default {
   name: "checkers",
   title: "Checkers",
   countNoun: "pieces",
-  multiStep: true,
+  movesPieces: true,
   selectHint: "Select one of your pieces, then where it goes.",
   /** Why one of the player's pieces cannot be selected: it has no legal move, given `legal`. */
   stuckHint: (legal) =>
