@@ -7,7 +7,7 @@ import { api } from "./api.js";
 import { BOARDS } from "./boards/index.js";
 
 /** Simplest first; a game the server adds later goes after these, by title. */
-const ORDER = ["tictactoe", "connect4", "othello", "checkers"];
+const ORDER = ["tictactoe", "connect4", "othello", "checkers", "chess"];
 
 /**
  * @typedef {{name: string, title: string, sides: string[], notation: string}} GameInfo
@@ -25,7 +25,7 @@ export async function loadCatalog() {
   const known = [...listed].sort((a, b) => rank(a) - rank(b) || a.title.localeCompare(b.title));
   const byName = Object.fromEntries(known.map((game) => [game.name, game]));
   // Offered in the forms only where this client can draw the board: a game the server plays before the
-  // client has its board (chess, for now) is named in the lobby but not offered.
+  // client has its board is named in the lobby but not offered.
   const games = known.filter((game) => game.name in BOARDS);
   return { games, byName, levels: botsReply ? offeredLevels(botsReply) : null };
 }

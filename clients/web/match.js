@@ -384,6 +384,7 @@ export function mount(container, app, [matchId]) {
       grid: state.board,
       legal: state.legal,
       lastMove: state.last_move,
+      lastMoveDisplay: state.display?.at(-1) ?? null,
       seat: model.mySeat,
       interactive: model.myTurn && !sending,
     });
@@ -418,7 +419,7 @@ export function mount(container, app, [matchId]) {
       shareLink(model, matchId, (text) => app.toast(text)),
     );
     document.title = model.myTurn ? "● Your turn · Ply Arena" : `${game?.title ?? "Match"} · Ply Arena`;
-    renderMoveList(ui.moves, state.moves, { sides: ui.sides });
+    renderMoveList(ui.moves, state.display ?? state.moves, { sides: ui.sides });
     renderChat();
   }
 

@@ -29,6 +29,7 @@ export class MatchModel {
       board: state.board ?? [],
       legal: state.legal ?? [],
       last_move: state.last_move ?? state.moves.at(-1) ?? null,
+      display: state.display ?? null, // the moves as people write them, in a game that has such (chess)
       engines: [],
       clocksAt: performance.now(),
       // When an absent player must be back by: the state says how long is left (an older server does
@@ -69,6 +70,7 @@ export class MatchModel {
         break;
       case "moved":
         state.moves = [...state.moves, event.move];
+        if (state.display) state.display = [...state.display, event.display ?? event.move];
         state.engines[event.ply] = event.engine ?? null;
         state.last_move = event.last_move ?? event.move;
         state.turn = event.turn ?? 1 - event.seat;

@@ -7,7 +7,7 @@ export class PlayerStrip {
   constructor(seat, boardModule, clockFace) {
     this.seat = seat;
     const sample = svg("svg", { class: "swatch", viewBox: "0 0 100 100", "aria-hidden": "true" });
-    sample.append(boardModule.drawPiece(seat === 0 ? "x" : "o", 100));
+    sample.append(boardModule.drawPiece(boardModule.swatchPieces?.[seat] ?? (seat === 0 ? "x" : "o"), 100));
     this.name = h("span", { class: "name" });
     this.detail = h("span", { class: "detail" });
     this.turnMark = h("span", { class: "turn-mark" });

@@ -24,6 +24,9 @@ export function seatNames(record, sides) {
   return bySeat.map((player, seat) => (player ? `${player.name} (${sides[seat]})` : sides[seat]));
 }
 
+/** A stored move as people write it: its `display` (SAN, in chess), else its notation. */
+const shown = (move) => move.display ?? move.move;
+
 /** Whether a stored match is over (finished or aborted), rather than open or being played. */
 const isOver = (record) => record.status === "finished" || record.status === "aborted";
 
@@ -142,7 +145,7 @@ export function mount(container, app, [matchId]) {
                 ),
               ),
               h("td", {}, sides[move.seat]),
-              h("td", {}, move.move),
+              h("td", {}, shown(move)),
               h("td", {}, describeScore(move.engine.score)),
               h("td", {}, move.engine.depth ?? "–"),
               h("td", {}, move.engine.nodes?.toLocaleString() ?? "–"),
@@ -299,10 +302,12 @@ export function mount(container, app, [matchId]) {
   function render() {
     const boards = record.boards ?? [];
     const grid = boards[ply] ?? boards.at(-1) ?? [];
+    const move = ply > 0 ? record.moves[ply - 1] : null;
     ui.board.update({
       grid,
       legal: [],
-      lastMove: ply > 0 ? record.moves[ply - 1].move : null,
+      lastMove: move?.move ?? null,
+      lastMoveDisplay: move?.display ?? null,
       seat: null,
       interactive: false,
     });
@@ -312,15 +317,10 @@ export function mount(container, app, [matchId]) {
     ui.position.textContent = `${ply} / ${plies()}`;
     replaceChildren(ui.playButton, icon(playing ? "pause" : "play"), playing ? "Pause" : "Play");
     ui.playButton.setAttribute("aria-label", playing ? "Pause the replay" : "Play the replay");
-    const move = ply > 0 ? record.moves[ply - 1] : null;
     ui.current.textContent = move
-      ? `Ply ${ply}: ${ui.sides[move.seat]} played ${move.move}${searchSummary(move.engine)}`
+      ? `Ply ${ply}: ${ui.sides[move.seat]} played ${shown(move)}${searchSummary(move.engine)}`
       : "Start position";
-    renderMoveList(
-      ui.moves,
-      record.moves.map((m) => m.move),
-      { current: ply, onSelect: show, sides: ui.sides },
-    );
+    renderMoveList(ui.moves, record.moves.map(shown), { current: ply, onSelect: show, sides: ui.sides });
     const points = botMoves().map((m) => ({
       ply: m.ply,
       seat: m.seat,
