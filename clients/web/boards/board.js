@@ -142,6 +142,7 @@ export class BoardView {
     const height = this.top + this.rows * CELL + EDGE;
     this.element.setAttribute("viewBox", `0 0 ${width} ${height}`);
     const hadFocus = this.element.contains(document.activeElement);
+    const focusedChoice = document.activeElement?.closest?.(".choice-option")?.dataset.choice;
     const legalPaths = this.#legalPaths();
     const candidates = legalPaths.filter(({ path }) => startsWith(path, this.selection));
     const next = candidates.map(({ path }) => path[this.selection.length]).filter(Boolean);
@@ -166,8 +167,15 @@ export class BoardView {
     this.element.replaceChildren(...layers);
     // A piece can be dragged: a touch on the board moves it rather than scrolling the page.
     this.element.classList.toggle("can-drag", legalPaths.some(({ path }) => path.length > 1));
-    if (this.choice) this.element.querySelector(".choice-option")?.focus();
-    else if (hadFocus) this.#cellElement(this.focus)?.focus();
+    if (!hadFocus) return;
+    if (this.choice) this.#choiceElement(focusedChoice)?.focus();
+    else this.#cellElement(this.focus)?.focus();
+  }
+
+  /** The picker's button for `move`, or its first when `move` is not offered. */
+  #choiceElement(move) {
+    const options = [...this.element.querySelectorAll(".choice-option")];
+    return options.find((option) => option.dataset.choice === move) ?? options[0] ?? null;
   }
 
   #firstPlayable() {
@@ -342,10 +350,11 @@ export class BoardView {
       return;
     }
     if (complete.length > 1) {
-      // One path, several moves (a promotion): the picker asks which.
+      // One path, several moves (a promotion): the picker asks which, with the focus on its first button.
       this.selection = extended;
       this.choice = complete.map(({ move }) => move);
       this.#draw();
+      this.#choiceElement(null)?.focus();
       return;
     }
     if (matches.length) {
