@@ -23,7 +23,9 @@ CHROMIUM = "/usr/bin/chromium"
 STOCKFISH = "/usr/games/stockfish"
 BROWSER_REQUIRED = "PLYARENA_REQUIRE_BROWSER"
 
-pytest_plugins = ["support.fixtures"]  # servers and clients over real sockets, for end-to-end tests
+# Servers and clients over real sockets, for end-to-end tests; a server, a bot fleet and Chromium per module
+# of browser tests.
+pytest_plugins = ["support.fixtures", "support.web_fixtures"]
 
 
 def _port_open(host: str, port: int) -> bool:

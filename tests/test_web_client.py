@@ -1,9 +1,10 @@
 """The browser client in Debian's Chromium, against a real server and a real bot fleet.
 
 One server (SQLite), one fleet (one search worker) and one browser serve the
-whole module; every test opens its own browser contexts, so each person has
-their own localStorage identity. The tests drive the pages by accessible names
-and save the screenshots shown in the README (docs/screenshots/).
+whole module (support/web_fixtures.py); every test opens its own browser
+contexts, so each person has their own localStorage identity. The tests drive
+the pages by accessible names and save the screenshots shown in the README
+(docs/screenshots/).
 """
 
 from __future__ import annotations
@@ -11,21 +12,19 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Page, expect
 from support.client import ArenaClient
 from support.play import decisive_game, open_match, play_against_bot, play_moves
 from support.web import (
-    CHROMIUM_ARGS,
     LAPTOP,
     PHONE,
     TURN_TIMEOUT_MS,
     PageErrors,
     SocketTap,
+    api,
     assert_in_view,
     moves_played,
     open_page,
@@ -35,62 +34,14 @@ from support.web import (
     sign_in,
     wait_for_my_turn_or_end,
 )
+from support.web_fixtures import IN_MODULE_LOOP
 
-from bots.fleet import Fleet, FleetConfig
-from bots.pool import SearchPool
 from server.app import Server, running_server
 from server.config import ServerConfig
 from server.lobby import SNAPSHOT_LIVE, SNAPSHOT_OPEN
 from server.protocol import LobbyEntry, PlayerInfo
 
-IN_MODULE_LOOP = pytest.mark.asyncio(loop_scope="module")
-"""The tests share the module's server, fleet and browser, so they run in the module's event loop."""
 TURN_TIMEOUT_S = TURN_TIMEOUT_MS / 1000
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def arena_server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Server]:
-    database = tmp_path_factory.mktemp("web") / "arena.sqlite3"
-    config = ServerConfig(port=0, db_url=f"sqlite+aiosqlite:///{database}", grace_s=120.0)
-    async with running_server(config) as server:
-        yield server
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def fleet(arena_server: Server) -> AsyncIterator[Fleet]:
-    """Bots of every level, seated only where a match asks for one, offered at /api/bots as
-    `plyarena run` offers them (on the server's in-process bus)."""
-
-    async def announce(topic: str, payload: bytes) -> None:
-        await arena_server.bus.publish(topic, payload, retain=True)
-
-    async with SearchPool(1) as pool:
-        fleet = Fleet(pool, FleetConfig(idle_wait_s=None, max_games=16), announce=announce)
-        fleet.follow_server(arena_server.ws_url)
-        async with fleet:
-            yield fleet
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def browser(chromium_path: str) -> AsyncIterator[Browser]:
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=chromium_path, headless=True, args=CHROMIUM_ARGS
-        )
-        yield browser
-        await browser.close()
-
-
-@pytest.fixture
-def base_url(arena_server: Server, fleet: Fleet) -> str:
-    return arena_server.http_url
-
-
-async def api(page: Page, path: str) -> dict:
-    """A JSON API answer, fetched through the page's browser context (the server shares this event loop)."""
-    response = await page.request.get(path)
-    assert response.ok, f"{path}: {response.status}"
-    return await response.json()
 
 
 @IN_MODULE_LOOP
@@ -1002,6 +953,7 @@ def test_screenshots_are_in_the_readme() -> None:
         "connect4",
         "othello",
         "checkers",
+        "chess",
         "match-phone",
         "replay",
     ):

@@ -89,6 +89,13 @@ async def open_page(browser: Browser, base_url: str, *, viewport: dict[str, int]
     return await context.new_page()
 
 
+async def api(page: Page, path: str) -> dict:
+    """A JSON API answer, fetched through the page's browser context (the server shares this event loop)."""
+    response = await page.request.get(path)
+    assert response.ok, f"{path}: {response.status}"
+    return await response.json()
+
+
 async def sign_in(page: Page, name: str, path: str = "/") -> None:
     """Open ``path`` as a first-time visitor, pick ``name``, and wait until the connection is up."""
     await page.goto(path)
