@@ -97,7 +97,8 @@ async def test_two_people_play_chess_to_a_promotion_and_mate(browser: Browser, b
         await expect(moves_played(player).nth(ply)).to_have_text(shown)
     await expect(square(alice, "g8")).to_have_class(re.compile(r"\blast\b"))
 
-    # g7-h8 has four moves, one per piece: the picker asks which, and Escape puts it away unplayed.
+    # g7-h8 has four moves, one per piece: the picker asks which (the arrows go along it), and Escape puts
+    # it away unplayed.
     await expect(moves_played(alice)).to_have_count(8, timeout=TURN_TIMEOUT_MS)
     picker = alice.get_by_role("group", name="Promote the pawn")
     await click_move(alice, "g7", "h8")
@@ -106,6 +107,10 @@ async def test_two_people_play_chess_to_a_promotion_and_mate(browser: Browser, b
     await alice.keyboard.press("Escape")
     await expect(picker).to_have_count(0)
     await click_move(alice, "g7", "h8")
+    await alice.keyboard.press("ArrowDown")
+    await expect(picker.get_by_role("button", name="Promote to rook")).to_be_focused()
+    await alice.keyboard.press("ArrowUp")
+    await expect(picker.get_by_role("button", name="Promote to queen")).to_be_focused()
     await picker.get_by_role("button", name="Promote to queen").click()
     await expect(moves_played(alice).nth(8)).to_have_text("gxh8=Q")
     await expect(square(bob, "h8")).to_have_attribute(
