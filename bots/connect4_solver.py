@@ -28,9 +28,10 @@ from bots.connect4_exact_search import (
     centre_first,
     search_order,
 )
-from games.connect4 import WIDTH, ConnectFour
+from games.connect4 import ConnectFour
 
 __all__ = [
+    "NODES_PER_MS",
     "NO_SPEEDUPS_VARIABLE",
     "CompiledSearch",
     "ExactSearch",
@@ -41,8 +42,6 @@ __all__ = [
     "SolverBudgetExceeded",
     "WeakSolver",
     "analyze",
-    "mirror_move",
-    "mirrored",
     "solve",
 ]
 
@@ -88,16 +87,6 @@ def analyze(
     position = _as_position(position)
     solver = (search or Search)(max_nodes, None)
     return {move: -solver.score(position.play(move)) for move in position.legal_moves()}
-
-
-def mirrored(position: ConnectFour) -> ConnectFour:
-    """The position reflected left to right, for :mod:`bots.perfect` to try when a budget runs out."""
-    return position.mirrored()
-
-
-def mirror_move(move: int) -> int:
-    """A move of :func:`mirrored`'s position as a move of the original."""
-    return WIDTH - 1 - move
 
 
 def _as_position(position: ConnectFour | str) -> ConnectFour:
@@ -200,3 +189,7 @@ CompiledSearch = _load_compiled()
 
 Search: SearchFactory = CompiledSearch or PythonSearch
 """The search that :func:`solve`, :func:`analyze` and :class:`WeakSolver` run unless told otherwise."""
+
+NODES_PER_MS = 1_000 if Search is CompiledSearch else 50
+"""A cautious speed of :data:`Search` (about half the one measured on positions with a dozen stones), which
+turns a level's time into the solver's node budget."""

@@ -78,8 +78,6 @@ class Level:
     solver: bool = False
     eval_scale: float = 100.0
     """The game's "half a win" on the noise scale, from the game's table."""
-    solver_nodes: int | None = None
-    """The solver's node budget; past it the level plays its search budget (depth, time_ms) instead."""
     engine: EngineSpec | None = None
     """For ``style = "engine"``: the outside engine that plays the level, with its time_ms (move time)
     or depth."""
@@ -177,7 +175,6 @@ def _parse_level(game: str, number: int, row: object, eval_scale: float, where: 
     depth = fields.integer("depth", 1, required=False)
     time_ms = fields.integer("time_ms", 1, required=False)
     solver = fields.flag("solver")
-    solver_nodes = fields.integer("solver_nodes", 1, required=False)
     noise = _parse_noise(fields.subtable("noise", "noise"))
     opponent = _parse_opponent(fields.subtable("opponent", "opponent"))
     engine = _parse_engine(fields, style)
@@ -186,10 +183,8 @@ def _parse_level(game: str, number: int, row: object, eval_scale: float, where: 
         raise fields.error("solver", 'an exact solver plays the best move: use style = "alphabeta"')
     if not solver and depth is None and time_ms is None:
         raise fields.error("depth", "a search level needs a depth, a time_ms, or both")
-    if solver_nodes is not None and not solver:
-        raise fields.error("solver_nodes", "only a solver level has a solver budget")
-    if solver_nodes is not None and depth is None and time_ms is None:
-        raise fields.error("solver_nodes", "a solver with a budget needs a depth or time_ms to fall back on")
+    if solver and time_ms is not None and depth is None:
+        raise fields.error("depth", "a solver with a time budget needs a depth to search when time runs out")
     if style == "expectimax" and noise is not None:
         raise fields.error("noise", "expectimax levels are weakened by their opponent model, not by noise")
     if style != "expectimax" and opponent is not None:
@@ -200,7 +195,7 @@ def _parse_level(game: str, number: int, row: object, eval_scale: float, where: 
         raise fields.error("style", "an engine level plays the engine's move: no noise, no solver")
     return Level(
         game, number, name, description, style, depth, time_ms, noise, opponent, solver, eval_scale,
-        solver_nodes, engine,
+        engine,
     )  # fmt: skip
 
 
@@ -247,10 +242,6 @@ def _parse_opponent(fields: _Fields | None) -> OpponentSpec | None:
     return spec
 
 
-SOLVER_NODES_PER_MS = 50
-"""A cautious pure-Python solver speed (about half the measured one), to fit its budget to a clock."""
-
-
 @cache
 def level_table() -> dict[str, tuple[Level, ...]]:
     """The shipped table, read once."""
@@ -277,29 +268,24 @@ def choose_move(
 ) -> tuple[Move, SearchResult]:
     """The move ``level`` plays from ``position``, and the search behind it.
 
-    ``time_budget_ms`` (from the bot's clock) caps the level's own time budget, and
-    the solver's node budget through :data:`SOLVER_NODES_PER_MS`. A solver level
-    without noise first plays the game's opening book, where it has one, and when
-    the exact score does not fit the budget, it tries for a move that keeps the
-    position's value (win, draw or loss) within the budget again; each search on
-    the position and then on its mirror image, where the game has one. ``rng``
-    drives the noise and the choice between equal moves, so a seeded one replays
-    the same games.
+    ``time_budget_ms`` (from the bot's clock) caps the level's own time budget. A
+    solver level without noise first plays the game's opening book, where it has
+    one; then the exact score within half its time (the solver's node budget from
+    its speed, :func:`bots.perfect.nodes_within`), failing that a move that keeps
+    the position's value (win, draw or loss) within a quarter, and failing both its
+    depth search with the time left. ``rng`` drives the noise and the choice
+    between equal moves, so a seeded one replays the same games.
     """
     if not position.legal_moves():
         raise ValueError(f"no move to choose: the game is over ({position.outcome()})")
     time_ms = _tighter(level.time_ms, time_budget_ms)
     if level.solver:
-        max_nodes = level.solver_nodes
-        if time_budget_ms is not None:
-            # Each image of the position (the mirror too, where the game has one) may take the budget.
-            from_clock = max(1, int(time_budget_ms * SOLVER_NODES_PER_MS / perfect.orientations(level.game)))
-            max_nodes = from_clock if max_nodes is None else min(max_nodes, from_clock)
         if level.noise is None:
             # The opening, where the solver is slow: the book's move, if the game has one.
             result = perfect.from_book(level.game, position)
             if result is not None:
                 return result.move, result
+        max_nodes = None if time_ms is None else perfect.nodes_within(level.game, time_ms / 2)
         started = time.perf_counter()
         try:
             if level.noise is None:
@@ -307,12 +293,13 @@ def choose_move(
                     result = perfect.solve(level.game, position, max_nodes)
                 except perfect.SolverBudgetExceeded:
                     # The exact score is out of reach: a move that keeps the win or the draw will do,
-                    # and its search settles more positions within the same budget.
-                    result = perfect.solve_weakly(level.game, position, max_nodes)
+                    # and its search settles more positions within half that budget.
+                    weak_nodes = None if max_nodes is None else max(1, max_nodes // 2)
+                    result = perfect.solve_weakly(level.game, position, weak_nodes)
                 return result.move, result
             return _noisy_choice(perfect.analyze(level.game, position, max_nodes), level, rng)
         except perfect.SolverBudgetExceeded:
-            # Too early in the game for the solver: search with what is left of the budget.
+            # Too early in the game for the solver: search with what is left of the time.
             if time_ms is not None:
                 time_ms = max(1.0, time_ms - (time.perf_counter() - started) * 1000)
     if level.engine is not None:

@@ -11,16 +11,15 @@ Pascal Pons' convention for Connect Four: from the side to move, a win scores
 the end), so that a level's result means the same whichever engine produced it.
 
 Such a game may also have an opening book, a module ``bots/<game>_book.py`` with
-``book_move(position)``: ``None``, or a ``BookMove`` with ``move`` and ``value``
-(1 win, 0 draw, -1 loss for the side to move), computed offline for the
-positions where the solver would take too long.
+``book_move(position)``: ``None``, or a ``BookMove`` with ``move`` and its exact
+``score`` (the solver's convention), computed offline for the positions where
+the solver would take too long.
 """
 
 from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import Callable
 from types import ModuleType
 
 from bots.result import WIN, SearchResult
@@ -81,41 +80,24 @@ def score_from_pons(pons: int, ply: int) -> int:
     return 0
 
 
-def orientations(game: str) -> int:
-    """How many images of a position the solver level tries: 2 where the game has a mirror image."""
-    return 2 if hasattr(solver_for(game), "mirrored") else 1
-
-
-def _images(solver: ModuleType, position: Position) -> list[tuple[Position, Callable[[Move], Move]]]:
-    """The position, then its mirror image if the solver module has ``mirrored`` and ``mirror_move``.
-
-    The search orders moves the same way on both images, so their trees differ and one may fit a
-    budget the other does not; trying both also gives a position and its mirror image one answer.
-    """
-    images: list[tuple[Position, Callable[[Move], Move]]] = [(position, lambda move: move)]
-    if hasattr(solver, "mirrored"):
-        images.append((solver.mirrored(position), solver.mirror_move))
-    return images
+def nodes_within(game: str, time_ms: float) -> int:
+    """The node budget ``game``'s solver spends in about ``time_ms`` (its module's ``NODES_PER_MS``)."""
+    return max(1, int(time_ms * solver_for(game).NODES_PER_MS))
 
 
 def solve(game: str, position: Position, max_nodes: int | None = None) -> SearchResult:
-    """The solver's best move from ``position``, trying its mirror image too (see :func:`_images`);
-    raises :class:`SolverBudgetExceeded` if each runs past ``max_nodes``."""
+    """The solver's best move from ``position``: the exact score, a quickest win or a longest loss;
+    raises :class:`SolverBudgetExceeded` past ``max_nodes``."""
     started = time.perf_counter()
     solver = solver_for(game)
-    spent = 0
-    for image, unmirror in _images(solver, position):
-        try:
-            solution = solver.solve(image, max_nodes=max_nodes)
-        except solver.SolverBudgetExceeded:
-            spent += max_nodes or 0
-            continue
-        elapsed_ms = (time.perf_counter() - started) * 1000
-        score = score_from_pons(solution.score, position.ply)
-        depth = CELLS - position.ply  # a solver sees every line to the end of the game
-        move = unmirror(solution.move)
-        return SearchResult(move, score, depth, spent + solution.nodes, (move,), elapsed_ms)
-    raise SolverBudgetExceeded(f"no exact solution within {max_nodes:,} nodes")
+    try:
+        solution = solver.solve(position, max_nodes=max_nodes)
+    except solver.SolverBudgetExceeded:
+        raise SolverBudgetExceeded(f"no exact solution within {max_nodes:,} nodes") from None
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    score = score_from_pons(solution.score, position.ply)
+    depth = CELLS - position.ply  # a solver sees every line to the end of the game
+    return SearchResult(solution.move, score, depth, solution.nodes, (solution.move,), elapsed_ms)
 
 
 def solve_weakly(game: str, position: Position, max_nodes: int | None = None) -> SearchResult:
@@ -124,42 +106,32 @@ def solve_weakly(game: str, position: Position, max_nodes: int | None = None) ->
     Uses the solver module's ``WeakSolver`` (see :mod:`bots.connect4_solver`): a
     couple of null-window searches around 0 settle the value more often within a
     budget than the exact score's binary search does, and the value is what a
-    perfect player must not let slip. Tries the mirror image too, as :func:`solve`.
-    The score is the least the value promises, as in :func:`from_book`. Raises
-    :class:`SolverBudgetExceeded` if each image runs past ``max_nodes``.
+    perfect player must not let slip. The score is the least the value promises.
+    Raises :class:`SolverBudgetExceeded` past ``max_nodes``.
     """
     started = time.perf_counter()
     solver = solver_for(game)
-    spent = 0
-    for image, unmirror in _images(solver, position):
-        weak = solver.WeakSolver(max_nodes=max_nodes)
-        try:
-            value = weak.value(image)
-            found = weak.keeping_move(image, value)
-        except solver.SolverBudgetExceeded:
-            spent += max_nodes or 0
-            continue
-        elapsed_ms = (time.perf_counter() - started) * 1000
-        score = score_from_pons(value, position.ply)
-        move = unmirror(found)
-        return SearchResult(move, score, CELLS - position.ply, spent + weak.nodes(), (move,), elapsed_ms)
-    raise SolverBudgetExceeded(f"no value within {max_nodes:,} nodes")
+    weak = solver.WeakSolver(max_nodes=max_nodes)
+    try:
+        value = weak.value(position)
+        move = weak.keeping_move(position, value)
+    except solver.SolverBudgetExceeded:
+        raise SolverBudgetExceeded(f"no value within {max_nodes:,} nodes") from None
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    score = score_from_pons(value, position.ply)
+    return SearchResult(move, score, CELLS - position.ply, weak.nodes(), (move,), elapsed_ms)
 
 
 def from_book(game: str, position: Position) -> SearchResult | None:
-    """The opening book's move from ``position``, or ``None`` when the book has none.
-
-    The book keeps a position's value, not its exact score, so the score is the
-    least that value promises: a win with the last stone, a draw, or a loss with
-    the opponent's last stone. Nodes are 0: nothing was searched.
-    """
+    """The opening book's move from ``position`` with its stored exact score, or ``None`` when the book
+    has none. Nodes are 0: nothing was searched."""
     started = time.perf_counter()
     book = book_for(game)
     found = None if book is None else book.book_move(position)
     if found is None:
         return None
     elapsed_ms = (time.perf_counter() - started) * 1000
-    score = score_from_pons(found.value, position.ply)
+    score = score_from_pons(found.score, position.ply)
     return SearchResult(found.move, score, CELLS - position.ply, 0, (found.move,), elapsed_ms)
 
 

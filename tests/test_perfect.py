@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 from support.pons import pons_set
 
 from bots import perfect
-from bots.connect4_solver import SolverBudgetExceeded, WeakSolver, solve
+from bots.connect4_solver import WeakSolver
 from bots.evaluation import Evaluator
 from bots.levels import choose_move, level
 from bots.negamax import AlphaBeta
@@ -70,32 +71,24 @@ def test_a_game_without_a_solver_is_named() -> None:
         perfect.solver_for("othello")
 
 
-def test_past_its_budget_for_the_exact_score_the_top_level_still_keeps_the_win() -> None:
-    # Just past the opening book, from a game the top level once lost as second player: the exact score
-    # takes more than the level's 100,000 nodes, a move that keeps the win does not.
+def test_past_its_budget_for_the_exact_score_a_move_that_keeps_the_value_will_do() -> None:
+    # Just past the opening book, from a game an earlier top level lost as second player: the exact score
+    # takes more than 100,000 nodes, a move that keeps the win does not.
     moves = "2322332434434"
     position = get_game("connect4").replay(list(moves))
-    top = level("connect4", 8)
     with pytest.raises(perfect.SolverBudgetExceeded):
-        perfect.solve("connect4", position, top.solver_nodes)
-    move, result = choose_move(position, top, random.Random(0))
+        perfect.solve("connect4", position, 100_000)
+    result = perfect.solve_weakly("connect4", position, 100_000)
     assert result.score == perfect.score_from_pons(1, len(moves))  # a win, with no promise of how soon
-    assert 0 < result.nodes <= top.solver_nodes and result.depth == CELLS - len(moves)
-    assert WeakSolver().value(position.play(move)) == -1  # the opponent is lost after it
+    assert 0 < result.nodes <= 100_000 and result.depth == CELLS - len(moves)
+    assert WeakSolver().value(position.play(result.move)) == -1  # the opponent is lost after it
 
 
-def test_a_search_that_overruns_its_budget_tries_the_mirror_image() -> None:
-    # The solver orders moves the same way on both images, so one image's tree can fit a budget that the
-    # other's does not: here the position's own exact search overruns 3,000 nodes, its mirror's fits.
-    position = ConnectFour.from_moves("16536137534461")
-    with pytest.raises(SolverBudgetExceeded):
-        solve(position, max_nodes=3_000)
-    reflected = solve(position.mirrored(), max_nodes=3_000)
-    result = perfect.solve("connect4", position, 3_000)
-    assert result.move == 6 - reflected.move
-    assert result.score == perfect.score_from_pons(reflected.score, position.ply)
-    assert result.nodes == 3_000 + reflected.nodes  # the budget spent on the first image counts
-    assert perfect.orientations("connect4") == 2
+def test_out_of_time_for_the_solver_the_top_level_searches_instead() -> None:
+    hurried = replace(level("connect4", 8), time_ms=1)
+    position = ConnectFour.from_moves("11")  # not in the book, and far too early for a millisecond
+    move, result = choose_move(position, hurried, random.Random(0))
+    assert move in position.legal_moves() and 1 <= result.depth <= hurried.depth
 
 
 def test_mirroring_a_position_reflects_its_moves() -> None:
