@@ -12,8 +12,11 @@ the end), so that a level's result means the same whichever engine produced it.
 
 Such a game may also have an opening book, a module ``bots/<game>_book.py`` with
 ``book_move(position)``: ``None``, or a ``BookMove`` with ``move`` and ``value``
-(1 win, 0 draw, -1 loss for the side to move), computed offline for the
-positions where the solver would take too long.
+(the position's score in Pons' convention for the side to move), computed offline
+for the positions where the solver would take too long.
+
+Each result says where it came from (``"book"`` or ``"solved"``) and reports no
+depth: a solver sees every line to the end, and a book move was looked up.
 """
 
 from __future__ import annotations
@@ -112,9 +115,8 @@ def solve(game: str, position: Position, max_nodes: int | None = None) -> Search
             continue
         elapsed_ms = (time.perf_counter() - started) * 1000
         score = score_from_pons(solution.score, position.ply)
-        depth = CELLS - position.ply  # a solver sees every line to the end of the game
         move = unmirror(solution.move)
-        return SearchResult(move, score, depth, spent + solution.nodes, (move,), elapsed_ms)
+        return SearchResult(move, score, None, spent + solution.nodes, (move,), elapsed_ms, "solved")
     raise SolverBudgetExceeded(f"no exact solution within {max_nodes:,} nodes")
 
 
@@ -125,8 +127,9 @@ def solve_weakly(game: str, position: Position, max_nodes: int | None = None) ->
     couple of null-window searches around 0 settle the value more often within a
     budget than the exact score's binary search does, and the value is what a
     perfect player must not let slip. Tries the mirror image too, as :func:`solve`.
-    The score is the least the value promises, as in :func:`from_book`. Raises
-    :class:`SolverBudgetExceeded` if each image runs past ``max_nodes``.
+    The score is the least the value promises: a win with the last stone, a draw, or
+    a loss with the opponent's last stone. Raises :class:`SolverBudgetExceeded` if
+    each image runs past ``max_nodes``.
     """
     started = time.perf_counter()
     solver = solver_for(game)
@@ -142,17 +145,13 @@ def solve_weakly(game: str, position: Position, max_nodes: int | None = None) ->
         elapsed_ms = (time.perf_counter() - started) * 1000
         score = score_from_pons(value, position.ply)
         move = unmirror(found)
-        return SearchResult(move, score, CELLS - position.ply, spent + weak.nodes(), (move,), elapsed_ms)
+        return SearchResult(move, score, None, spent + weak.nodes(), (move,), elapsed_ms, "solved")
     raise SolverBudgetExceeded(f"no value within {max_nodes:,} nodes")
 
 
 def from_book(game: str, position: Position) -> SearchResult | None:
-    """The opening book's move from ``position``, or ``None`` when the book has none.
-
-    The book keeps a position's value, not its exact score, so the score is the
-    least that value promises: a win with the last stone, a draw, or a loss with
-    the opponent's last stone. Nodes are 0: nothing was searched.
-    """
+    """The opening book's move from ``position`` with the score the book stored, or ``None`` when the
+    book has none. Nothing was searched, so the result has neither depth nor nodes."""
     started = time.perf_counter()
     book = book_for(game)
     found = None if book is None else book.book_move(position)
@@ -160,13 +159,13 @@ def from_book(game: str, position: Position) -> SearchResult | None:
         return None
     elapsed_ms = (time.perf_counter() - started) * 1000
     score = score_from_pons(found.value, position.ply)
-    return SearchResult(found.move, score, CELLS - position.ply, 0, (found.move,), elapsed_ms)
+    return SearchResult(found.move, score, None, None, (found.move,), elapsed_ms, "book")
 
 
 def analyze(game: str, position: Position, max_nodes: int | None = None) -> dict[Move, SearchResult]:
     """Every legal move with its exact score, as results sharing the time spent.
 
-    The solver's ``analyze`` reports no node count, so ``nodes`` is 0 here.
+    The solver's ``analyze`` reports no node count, so ``nodes`` is ``None`` here.
     Raises :class:`SolverBudgetExceeded` past ``max_nodes``.
     """
     started = time.perf_counter()
@@ -176,9 +175,10 @@ def analyze(game: str, position: Position, max_nodes: int | None = None) -> dict
     except solver.SolverBudgetExceeded as error:
         raise SolverBudgetExceeded(str(error)) from error
     elapsed_ms = (time.perf_counter() - started) * 1000
-    depth = CELLS - position.ply
     return {
         # Each move's score is from the side to move here, as in Pons' own analysis output.
-        move: SearchResult(move, score_from_pons(pons, position.ply), depth, 0, (move,), elapsed_ms)
+        move: SearchResult(
+            move, score_from_pons(pons, position.ply), None, None, (move,), elapsed_ms, source="solved"
+        )
         for move, pons in scores.items()
     }

@@ -43,6 +43,7 @@ def test_the_solver_and_a_full_depth_alphabeta_agree(index: int) -> None:
     searched = AlphaBeta(NO_HEURISTIC).search(position, depth=CELLS - len(moves))
     assert solved.score == searched.score == perfect.score_from_pons(pons, len(moves))
     assert solved.move in position.legal_moves()
+    assert (solved.source, solved.depth, searched.source) == ("solved", None, "searched")
 
 
 @pytest.mark.parametrize("index", range(10))
@@ -55,6 +56,9 @@ def test_every_move_scores_as_the_search_scores_it(index: int) -> None:
         move: result.score for move, result in searched.items()
     }
     assert max(result.score for result in solved.values()) == perfect.score_from_pons(pons, len(moves))
+    assert {(result.source, result.depth, result.nodes) for result in solved.values()} == {
+        ("solved", None, None)
+    }
 
 
 def test_the_top_connect_four_level_plays_a_best_move() -> None:
@@ -80,7 +84,8 @@ def test_past_its_budget_for_the_exact_score_the_top_level_still_keeps_the_win()
         perfect.solve("connect4", position, top.solver_nodes)
     move, result = choose_move(position, top, random.Random(0))
     assert result.score == perfect.score_from_pons(1, len(moves))  # a win, with no promise of how soon
-    assert 0 < result.nodes <= top.solver_nodes and result.depth == CELLS - len(moves)
+    assert result.source == "solved" and result.depth is None
+    assert result.nodes is not None and 0 < result.nodes <= top.solver_nodes
     assert WeakSolver().value(position.play(move)) == -1  # the opponent is lost after it
 
 
