@@ -429,21 +429,17 @@ class BotPlayer:
             # level's budget is its search time, counted from when the search starts.
             submitted_at=time.time() if clock is not None else None,
         )
-        started = time.monotonic()
         try:
             result = await self.pool.think(request)
         except (SearchError, PoolFailedError):
             log.exception("%s: search failed in %s; playing a random move", self.spec.name, session.match_id)
-            result = self._any_move(session)
-        session.last_score = result.score
-        engine = wire.EngineInfo(
-            score=result.score,
-            depth=result.depth,
-            nodes=result.nodes,
-            pv=list(result.pv[: wire.MAX_PV_LENGTH]),
-            time_ms=round((time.monotonic() - started) * 1000),
-        )
-        move = wire.PlayMove(match_id=session.match_id, ply=ply, move=result.move, engine=engine)
+            # Nothing searched it, so it goes without search info.
+            move = wire.PlayMove(match_id=session.match_id, ply=ply, move=self._any_move(session))
+        else:
+            session.last_score = result.score
+            move = wire.PlayMove(
+                match_id=session.match_id, ply=ply, move=result.move, engine=_engine_info(result)
+            )
         while session.ply == ply and session.our_turn:
             await self.link.connected.wait()
             try:
@@ -452,18 +448,17 @@ class BotPlayer:
             except RequestFailed as error:
                 if error.error.code not in RETRY_CODES:
                     if error.error.code not in ("stale_ply", "not_your_turn", "match_over"):
-                        log.error("%s: move %s refused in %s: %s", self.spec.name, result.move,
+                        log.error("%s: move %s refused in %s: %s", self.spec.name, move.move,
                                   session.match_id, error)  # fmt: skip
                     return
             except (ConnectionError, TimeoutError):
                 pass  # resent once reconnected, unless the catch-up shows it was played
             await asyncio.sleep(RETRY_DELAY_S)
 
-    def _any_move(self, session: MatchSession) -> ThinkResult:
+    def _any_move(self, session: MatchSession) -> str:
         """A random legal move: better than losing on time when the pool cannot search."""
         assert session.position is not None
-        move = session.position.format_move(self._rng.choice(session.position.legal_moves()))
-        return ThinkResult(move=move, score=0, depth=0, nodes=0, pv=(move,), think_ms=0)
+        return session.position.format_move(self._rng.choice(session.position.legal_moves()))
 
     # ------------------------------------------------------------------ offers and endings
 
@@ -555,3 +550,15 @@ class BotPlayer:
             session.thinking.cancel()
         if session.leave_timer is not None:
             session.leave_timer.cancel()
+
+
+def _engine_info(result: ThinkResult) -> wire.EngineInfo:
+    """What the search said of its move, for the server to keep: its own time, not the pool's wait."""
+    return wire.EngineInfo(
+        score=result.score,
+        depth=result.depth,
+        nodes=result.nodes,
+        pv=list(result.pv[: wire.MAX_PV_LENGTH]),
+        time_ms=result.think_ms,
+        source=result.source,
+    )

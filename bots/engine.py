@@ -70,11 +70,12 @@ def parse_engine(text: str) -> tuple[str, list[str]]:
     return name.strip(), words
 
 
-def engine_score(score: chess.engine.PovScore | None, turn: chess.Color) -> int:
+def engine_score(score: chess.engine.PovScore | None, turn: chess.Color) -> int | None:
     """An engine's score in our scale, from ``turn``'s side: centipawns, or a mate ``n`` plies away as
-    ``WIN - n`` (``n - WIN`` against), as our search scores one (:mod:`bots.result`)."""
+    ``WIN - n`` (``n - WIN`` against), as our search scores one (:mod:`bots.result`); ``None`` if the
+    engine gave none."""
     if score is None:
-        return 0
+        return None
     relative = score.pov(turn)
     mate = relative.mate()
     if mate is None:
@@ -245,7 +246,8 @@ def _since_ms(started: float) -> int:
 
 
 def _result(board: chess.Board, played: chess.engine.PlayResult, think_ms: int) -> ThinkResult:
-    """The engine's move and what it said of it, as a search of ours reports one."""
+    """The engine's move and what it said of it, as a search of ours reports one: what it did not say
+    (a move from its own book may come without depth, nodes or score) stays ``None``."""
     if played.move is None:
         raise chess.engine.EngineError("the engine gave no move")
     info = played.info
@@ -255,8 +257,9 @@ def _result(board: chess.Board, played: chess.engine.PlayResult, think_ms: int) 
     return ThinkResult(
         move=played.move.uci(),
         score=engine_score(info.get("score"), board.turn),
-        depth=max(1, info.get("depth", 1)),
-        nodes=info.get("nodes", 0),
+        depth=info.get("depth"),
+        nodes=info.get("nodes"),
         pv=tuple(pv),
         think_ms=think_ms,
+        source="searched",
     )

@@ -14,6 +14,10 @@ Such a game may also have an opening book, a module ``bots/<game>_book.py`` with
 ``book_move(position)``: ``None``, or a ``BookMove`` with ``move`` and its exact
 ``score`` (the solver's convention), computed offline for the positions where
 the solver would take too long.
+
+Each result says where it came from (``"book"``, ``"solved"``, or ``"searched"``
+for a value search that settles win, draw or loss but not the exact score) and
+reports no depth: a solver sees every line to the end, and a book move was looked up.
 """
 
 from __future__ import annotations
@@ -96,8 +100,7 @@ def solve(game: str, position: Position, max_nodes: int | None = None) -> Search
         raise SolverBudgetExceeded(f"no exact solution within {max_nodes:,} nodes") from None
     elapsed_ms = (time.perf_counter() - started) * 1000
     score = score_from_pons(solution.score, position.ply)
-    depth = CELLS - position.ply  # a solver sees every line to the end of the game
-    return SearchResult(solution.move, score, depth, solution.nodes, (solution.move,), elapsed_ms)
+    return SearchResult(solution.move, score, None, solution.nodes, (solution.move,), elapsed_ms, "solved")
 
 
 def solve_weakly(game: str, position: Position, max_nodes: int | None = None) -> SearchResult:
@@ -119,12 +122,13 @@ def solve_weakly(game: str, position: Position, max_nodes: int | None = None) ->
         raise SolverBudgetExceeded(f"no value within {max_nodes:,} nodes") from None
     elapsed_ms = (time.perf_counter() - started) * 1000
     score = score_from_pons(value, position.ply)
-    return SearchResult(move, score, CELLS - position.ply, weak.nodes(), (move,), elapsed_ms)
+    # Not "solved": the value is settled, the exact score is not.
+    return SearchResult(move, score, None, weak.nodes(), (move,), elapsed_ms, "searched")
 
 
 def from_book(game: str, position: Position) -> SearchResult | None:
     """The opening book's move from ``position`` with its stored exact score, or ``None`` when the book
-    has none. Nodes are 0: nothing was searched."""
+    has none. Nothing was searched, so the result has neither depth nor nodes."""
     started = time.perf_counter()
     book = book_for(game)
     found = None if book is None else book.book_move(position)
@@ -132,13 +136,13 @@ def from_book(game: str, position: Position) -> SearchResult | None:
         return None
     elapsed_ms = (time.perf_counter() - started) * 1000
     score = score_from_pons(found.score, position.ply)
-    return SearchResult(found.move, score, CELLS - position.ply, 0, (found.move,), elapsed_ms)
+    return SearchResult(found.move, score, None, None, (found.move,), elapsed_ms, "book")
 
 
 def analyze(game: str, position: Position, max_nodes: int | None = None) -> dict[Move, SearchResult]:
     """Every legal move with its exact score, as results sharing the time spent.
 
-    The solver's ``analyze`` reports no node count, so ``nodes`` is 0 here.
+    The solver's ``analyze`` reports no node count, so ``nodes`` is ``None`` here.
     Raises :class:`SolverBudgetExceeded` past ``max_nodes``.
     """
     started = time.perf_counter()
@@ -148,9 +152,10 @@ def analyze(game: str, position: Position, max_nodes: int | None = None) -> dict
     except solver.SolverBudgetExceeded as error:
         raise SolverBudgetExceeded(str(error)) from error
     elapsed_ms = (time.perf_counter() - started) * 1000
-    depth = CELLS - position.ply
     return {
         # Each move's score is from the side to move here, as in Pons' own analysis output.
-        move: SearchResult(move, score_from_pons(pons, position.ply), depth, 0, (move,), elapsed_ms)
+        move: SearchResult(
+            move, score_from_pons(pons, position.ply), None, None, (move,), elapsed_ms, source="solved"
+        )
         for move, pons in scores.items()
     }

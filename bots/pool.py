@@ -37,6 +37,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from bots.levels import choose_move, level
+from bots.result import Source
 from bots.timing import MIN_BUDGET_MS
 from games import get_game
 
@@ -72,15 +73,20 @@ class ThinkRequest:
 
 @dataclass(frozen=True, slots=True)
 class ThinkResult:
-    """What a search chose and why, in notation, ready to go on the wire."""
+    """What a search chose and why, in notation, ready to go on the wire.
+
+    As in :class:`bots.result.SearchResult`, ``source`` says where the move came from
+    and ``depth`` or ``nodes`` is ``None`` where that source has none.
+    """
 
     move: str
-    score: int
-    depth: int
-    nodes: int
+    score: int | None
+    depth: int | None
+    nodes: int | None
     pv: tuple[str, ...]
     think_ms: int
     """Time the search itself took in the worker."""
+    source: Source = "searched"
 
 
 class SearchError(RuntimeError):
@@ -120,6 +126,7 @@ def _think(request: ThinkRequest) -> ThinkResult:
         nodes=result.nodes,
         pv=tuple(found["pv"]),
         think_ms=round(result.time_ms),
+        source=result.source,
     )
 
 

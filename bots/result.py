@@ -9,7 +9,7 @@ which stays far below (``|evaluation| < 10_000``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from games import Move, Outcome, Position
 
@@ -34,21 +34,28 @@ def is_decisive(score: float) -> bool:
     return abs(score) > DECISIVE
 
 
+Source = Literal["book", "solved", "searched"]
+"""Where a move came from: an opening book, an exact solver, or a depth-limited search."""
+
+
 @dataclass(frozen=True, slots=True)
 class SearchResult:
-    """The outcome of one search from one position.
+    """The outcome of one search from one position, and where it came from.
 
-    ``depth`` is the deepest iteration completed in full, ``nodes`` every position
-    visited (aborted iterations included: they cost time too), and ``pv`` the line
-    the search expects, starting with ``move``.
+    A ``"searched"`` result has ``depth``, the deepest iteration completed in full,
+    and ``nodes``, every position visited (aborted iterations included: they cost
+    time too). A ``"solved"`` one saw every line to the end, so it has no depth,
+    and ``nodes`` only if its solver counts them; a ``"book"`` move was looked up,
+    so it has neither. ``pv`` is the line expected, starting with ``move``.
     """
 
     move: Move
     score: int
-    depth: int
-    nodes: int
+    depth: int | None
+    nodes: int | None
     pv: tuple[Move, ...]
     time_ms: float
+    source: Source = "searched"
 
     def as_dict(self, position: Position) -> dict[str, Any]:
         """The result with moves in notation (``position`` is the searched one), for JSON."""
@@ -64,4 +71,5 @@ class SearchResult:
             "nodes": self.nodes,
             "pv": line,
             "time_ms": round(self.time_ms, 3),
+            "source": self.source,
         }

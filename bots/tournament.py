@@ -218,7 +218,8 @@ def play_game(spec: GameSpec) -> GameRecord:
         move, result = choose_move(position, row, rngs[seat], spec.time_ms)
         think_ms[seat] += result.time_ms
         timed = row.time_ms is not None or spec.time_ms is not None
-        if timed and row.depth is not None and result.depth < row.depth and not is_decisive(result.score):
+        shallow = result.depth is not None and row.depth is not None and result.depth < row.depth
+        if timed and shallow and not is_decisive(result.score):
             short[seat] += 1
         moves.append(position.format_move(move))
         position = position.play(move)

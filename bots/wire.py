@@ -9,7 +9,7 @@ not use are ignored, and a message of a type it does not know decodes to
 from __future__ import annotations
 
 import re
-from typing import TypeAlias
+from typing import Literal, TypeAlias
 
 import msgspec
 
@@ -47,13 +47,15 @@ MAX_PV_LENGTH = 64
 
 
 class EngineInfo(msgspec.Struct, frozen=True, omit_defaults=True):
-    """A bot's search info sent with its move."""
+    """A bot's search info sent with its move: ``source`` says where the move came from, and what the
+    source does not have (a book move's depth and nodes) is left out."""
 
     score: int | None = None
     depth: int | None = None
     nodes: int | None = None
     pv: list[str] = []
     time_ms: int | None = None
+    source: Literal["book", "solved", "searched"] | None = None
 
 
 class MatchOptions(msgspec.Struct, frozen=True):

@@ -83,7 +83,14 @@ def _move(match_id: str, effect: SaveMove, at: datetime) -> MoveRecord:
 def _engine(engine: EngineInfo | None) -> records.EngineInfo | None:
     if engine is None:
         return None
-    return records.EngineInfo(score=engine.score, depth=engine.depth, nodes=engine.nodes, pv=tuple(engine.pv))
+    return records.EngineInfo(
+        score=engine.score,
+        depth=engine.depth,
+        nodes=engine.nodes,
+        pv=tuple(engine.pv),
+        source=engine.source,
+        time_ms=engine.time_ms,
+    )
 
 
 def _rematch(match_id: str, rematch: Match, at: datetime, host: str) -> Write:

@@ -34,6 +34,7 @@ from server.storage import (
     FINISHED_STATUSES,
     MATCH_STATUSES,
     MAX_LIST_LIMIT,
+    EngineInfo,
     MatchRecord,
     MoveRecord,
     StorageError,
@@ -378,9 +379,19 @@ def _move_json(move: MoveRecord, *, with_engine: bool) -> dict[str, Any]:
         "think_ms": move.think_ms,
         "played_at": _iso(move.played_at),
         "clocks_ms": list(move.clocks_ms) if move.clocks_ms is not None else None,
-        "engine": None
-        if engine is None
-        else {"score": engine.score, "depth": engine.depth, "nodes": engine.nodes, "pv": list(engine.pv)},
+        "engine": None if engine is None else _engine_json(engine),
+    }
+
+
+def _engine_json(engine: EngineInfo) -> dict[str, Any]:
+    """A bot's word on its move, as it gave it: ``null`` for what it did not say (a book move's depth)."""
+    return {
+        "source": engine.source,
+        "score": engine.score,
+        "depth": engine.depth,
+        "nodes": engine.nodes,
+        "pv": list(engine.pv),
+        "time_ms": engine.time_ms,
     }
 
 

@@ -87,11 +87,12 @@ def _movetext(game: Game, moves: list[MoveRecord]) -> list[str]:
 
 
 def eval_comment(engine: EngineInfo | None, *, white_moved: bool) -> str | None:
-    """``{[%eval 0.35,12]}`` for a bot's move (``None`` without a score): its score seen from White."""
+    """``{[%eval 0.35,12]}`` for a bot's move (``None`` without a score): its score seen from White, then
+    its depth, which a move from a book has none of (``{[%eval 0.35]}``)."""
     if engine is None or engine.score is None:
         return None
     score = engine.score if white_moved else -engine.score
-    depth = f",{engine.depth}" if engine.depth is not None else ""
+    depth = f",{engine.depth}" if engine.depth is not None and engine.source != "book" else ""
     if abs(score) > MATE_SCORE - MATE_PLIES:
         # Plies to mate counted from before the move; the mating side's moves left after it.
         plies = MATE_SCORE - abs(score)

@@ -59,6 +59,8 @@ Depth = Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)]
 """A search depth: it is stored in a 32-bit column, so a larger one could not be (PostgreSQL refuses it)."""
 Score = Annotated[int, msgspec.Meta(ge=-(10**9), le=10**9)]
 SeatNumber = Annotated[int, msgspec.Meta(ge=0, le=1)]
+EngineSource = Literal["book", "solved", "searched"]
+"""Where a bot's move came from: its opening book, an exact solver, or a depth-limited search."""
 BotStatusState = Literal["queued", "unavailable", "coming"]
 """How a bot request stands: waiting its turn, not to be served, or about to be seated."""
 
@@ -104,6 +106,8 @@ class EngineInfo(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_d
     nodes: Count | None = None
     pv: Annotated[list[PvMove], msgspec.Meta(max_length=MAX_PV_LENGTH)] = []
     time_ms: Count | None = None
+    source: EngineSource | None = None
+    """Absent from older bots: the move's source is then unknown."""
 
 
 class MatchOptions(msgspec.Struct, frozen=True):

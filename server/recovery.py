@@ -10,13 +10,14 @@ a match themselves.
 from __future__ import annotations
 
 import logging
+from typing import cast
 
 import msgspec
 
 from server.clock import Clock
 from server.errors import ErrorCode, ProtocolError, storage_failure
 from server.match import ABORTED, FINISHED, Match
-from server.protocol import Ended, EngineInfo, Moved
+from server.protocol import Ended, EngineInfo, EngineSource, Moved
 from server.steps import Effect, Finish, SaveFinish, SaveMove, Step
 from server.storage import DuplicateMoveError, MoveRecord, StorageError, Store
 
@@ -122,6 +123,8 @@ def replay_stored_move(match: Match, stored: MoveRecord, now: float) -> Step:
             depth=stored.engine.depth,
             nodes=stored.engine.nodes,
             pv=list(stored.engine.pv),
+            time_ms=stored.engine.time_ms,
+            source=cast(EngineSource | None, stored.engine.source),  # stored only as the protocol took it
         )
     )
     # Played without a clock, so that time that passed since the commit cannot flag the mover.

@@ -28,7 +28,7 @@ from bots.levels import LEVEL_COUNT, level, level_table
 from bots.link import MAX_MESSAGE_BYTES, UNREACHABLE_WARNING_AFTER, Backoff, Link
 from bots.lobby_feeds import MqttLobby
 from bots.manners import Manners
-from bots.pool import SearchPool
+from bots.pool import SearchError, SearchPool, ThinkRequest, ThinkResult
 
 # ---------------------------------------------------------------------- wire
 
@@ -82,6 +82,8 @@ def test_requests_are_encoded_as_the_protocol_says() -> None:
         "type": "move", "match_id": "m", "ply": 0, "move": "4",
         "engine": {"score": 1, "depth": 2, "pv": ["4"]},
     }  # fmt: skip
+    book = wire.EngineInfo(score=999_979, pv=["4"], time_ms=0, source="book")
+    assert json.loads(wire.encode(book)) == {"score": 999_979, "pv": ["4"], "time_ms": 0, "source": "book"}
 
 
 def test_increments_come_from_the_time_control() -> None:
@@ -224,6 +226,35 @@ async def test_a_bot_ignores_what_it_cannot_read_and_plays_on(
     assert (move["type"], move["match_id"], move["ply"]) == ("move", "m1", 0)
     assert move["move"] in {"a1", "b1", "c1", "a2", "b2", "c2", "a3", "b3", "c3"}
     assert move["engine"]["depth"] >= 1 and move["engine"]["pv"][0] == move["move"]
+    assert move["engine"]["source"] == "searched" and move["engine"]["time_ms"] >= 0
+
+
+class BrokenThinker:
+    """A search pool that never answers: the bot has to play without it."""
+
+    async def think(self, request: ThinkRequest) -> ThinkResult:
+        raise SearchError("no search today")
+
+
+async def test_a_move_nothing_searched_goes_without_search_info(
+    scripted_server: Callable[[Script], Awaitable[str]],
+) -> None:
+    seen: dict[str, Any] = {}
+    done = asyncio.Event()
+
+    async def script(connection: ServerConnection) -> None:
+        hello = await receive(connection)
+        await connection.send(welcome(hello))
+        await connection.send(live_state("m1", you=0, moves=[], seq=3))
+        seen["move"] = await receive(connection)
+        done.set()
+        await connection.wait_closed()
+
+    url = await scripted_server(script)
+    async with BotPlayer(url, BotSpec.of("tictactoe", 8), BrokenThinker(), backoff=Backoff(initial_s=0.05)):
+        await asyncio.wait_for(done.wait(), 10)
+    assert seen["move"]["move"] in {"a1", "b1", "c1", "a2", "b2", "c2", "a3", "b3", "c3"}
+    assert "engine" not in seen["move"]  # a random move: no score, depth or nodes to make up
 
 
 async def test_a_bot_answers_offers_by_its_stated_policy(

@@ -141,6 +141,7 @@ async def test_a_bot_plays_a_bot_that_a_fleet_seats_to_the_end(
     assert [move["move"] for move in record["moves"]] == session.moves
     for move in record["moves"]:  # every move carries the search behind it, stored for replays
         engine = move["engine"]
+        assert engine["source"] == "searched" and engine["time_ms"] >= 0
         assert engine["depth"] >= 1 and engine["nodes"] >= 1 and engine["pv"][0] == move["move"]
 
 
@@ -170,6 +171,21 @@ async def test_a_lobby_asking_for_a_level_3_connect4_bot_gets_it_within_a_second
     assert first["seat"] == 0 and "engine" not in first  # (kept from Alice until the game is over)
     engine = await stored_engine(arena, state["match_id"], 0)
     assert engine.depth is not None and engine.depth >= 1 and engine.pv[0] == first["move"]
+    assert engine.source == "searched"
+
+
+async def test_the_perfect_level_says_its_first_move_came_from_its_book(
+    arena: Server, connect: Connect, start_fleet: StartFleet
+) -> None:
+    await start_fleet(server=arena, levels=parse_levels("connect4:8"))
+    alice = await connect.player(arena, "Alice")
+    state = await alice.request("match.create", game="connect4", seat=1, bot={"level": 8})
+    first = await alice.expect(type_="moved", match_id=state["match_id"], ply=0, timeout=10)
+    await alice.request("resign", match_id=state["match_id"])
+    record = await api(arena, f"/api/matches/{state['match_id']}")
+    engine = record["moves"][0]["engine"]
+    assert (engine["source"], engine["depth"], engine["nodes"]) == ("book", None, None)  # nothing searched
+    assert engine["pv"] == [first["move"]] and engine["score"] > 0 and engine["time_ms"] >= 0
 
 
 async def test_a_person_alone_in_a_public_lobby_gets_a_bot_after_the_wait(

@@ -104,7 +104,7 @@ def test_captures_are_ordered_first_the_most_valuable_victim_first() -> None:
 def test_plyarena_search_prints_the_object_the_other_games_print(capsys: Any) -> None:
     assert main(["search", "chess", "--moves", "e2e4 e7e5", "--depth", "4"]) == 0
     printed = json.loads(capsys.readouterr().out)
-    assert set(printed) == {"move", "score", "depth", "nodes", "pv", "time_ms"}
+    assert set(printed) == {"move", "score", "depth", "nodes", "pv", "time_ms", "source"}
     assert printed["depth"] == 4 and printed["pv"][0] == printed["move"] and len(printed["pv"]) == 4
     after = Chess.start()
     for text in ("e2e4", "e7e5", *printed["pv"]):

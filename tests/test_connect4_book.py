@@ -14,6 +14,7 @@ from bots.connect4_book import Book, BookMove, book_ends, canonical, load, mirro
 from bots.connect4_book_build import build
 from bots.connect4_database import DatabaseMinimax, ScoreDatabase, huffman_code
 from bots.connect4_solver import CompiledSearch, Search, SolverBudgetExceeded, solve
+from bots.levels import choose_move, level
 from games import get_game
 from games.connect4 import ConnectFour
 from plyarena.cli import main
@@ -261,6 +262,16 @@ def test_where_the_shipped_book_ends_the_solver_takes_over() -> None:
     ends = book_ends(SHIPPED, "")
     assert ends and all(
         position.ply >= SHIPPED.plies and SHIPPED.lookup(position) is None for position in ends
+    )
+
+
+def test_level_8_plays_the_book_with_its_exact_score_and_no_search_figures() -> None:
+    move, result = choose_move(ConnectFour(), level("connect4", 8), random.Random(0))
+    assert move == 3 and (result.source, result.depth, result.nodes) == ("book", None, None)  # looked up
+    assert result.score == perfect.score_from_pons(1, 0)  # a win with the first player's last stone
+    lost = ConnectFour.from_moves("4")
+    assert choose_move(lost, level("connect4", 8), random.Random(0))[1].score == perfect.score_from_pons(
+        -1, 1
     )
 
 

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from games import get_game
 from server.effect_rows import rows_for
 from server.match import Match
-from server.protocol import EngineInfo, MatchOptions, PlayerInfo
+from server.protocol import EngineInfo, MatchOptions, Moved, PlayerInfo
+from server.recovery import replay_stored_move
 from server.steps import SaveChat, SaveFinish, SaveMove
+from server.storage import records
 from server.storage.batches import Kind
 from server.storage.records import MoveRecord
 
@@ -39,7 +43,7 @@ def test_a_second_seat_is_its_seat_and_the_start_in_one_step() -> None:
 
 
 def test_a_move_is_its_record_with_the_engine_line_and_the_time_it_was_stored() -> None:
-    engine = EngineInfo(score=12, depth=5, nodes=900, pv=["b2", "c3"])
+    engine = EngineInfo(score=12, depth=5, nodes=900, pv=["b2", "c3"], time_ms=40, source="searched")
     step = started().move(ALICE.id, 0, "a1", engine, 1.5)
     (write,) = rows_for("m1", step.effects, AT, HOST)
     (part,) = write
@@ -50,7 +54,7 @@ def test_a_move_is_its_record_with_the_engine_line_and_the_time_it_was_stored() 
     assert isinstance(effect, SaveMove)
     assert (move.match_id, move.ply, move.seat, move.notation) == ("m1", 0, 0, "a1")
     assert (move.think_ms, move.played_at, move.clocks_ms) == (effect.think_ms, AT, None)
-    assert move.engine is not None and (move.engine.score, move.engine.pv) == (12, ("b2", "c3"))
+    assert move.engine == records.EngineInfo(12, 5, 900, ("b2", "c3"), "searched", 40)
 
 
 def test_the_last_move_carries_the_result_in_the_same_write() -> None:
@@ -67,6 +71,28 @@ def test_the_last_move_carries_the_result_in_the_same_write() -> None:
         "p_reason": "three in a row",
         "p_finished_at": AT,
     }
+
+
+@pytest.mark.parametrize(
+    "engine",
+    [
+        EngineInfo(score=999_995, pv=["a3"], time_ms=0, source="book"),
+        EngineInfo(score=999_999, nodes=17, pv=["a3"], time_ms=2, source="solved"),
+        EngineInfo(score=999_999, depth=1, nodes=9, pv=["a3"], time_ms=1, source="searched"),
+        EngineInfo(score=999_999, depth=1, pv=["a3"]),  # an older bot's: no source
+    ],
+)
+def test_a_stored_move_replayed_after_a_lost_commit_says_what_its_bot_said(engine: EngineInfo) -> None:
+    """A last move whose commit answer was lost is played again as stored: its ``moved`` carries the
+    bot's word as the first one would have, nothing added."""
+    match = started()
+    for ply, text in enumerate(["a1", "b1", "a2", "b2"]):
+        match = match.move(match.seats[ply % 2].id, ply, text, None, 0.0).match  # type: ignore[union-attr]
+    (write,) = rows_for("m1", match.move(ALICE.id, 4, "a3", engine, 0.0).effects, AT, HOST)
+    stored = write[0].source
+    assert isinstance(stored, MoveRecord)
+    moved = replay_stored_move(match, stored, 0.0).events[0]
+    assert isinstance(moved, Moved) and moved.engine == engine
 
 
 def test_a_resignation_is_a_finish_and_a_chat_line_replaces_an_unheard_one() -> None:

@@ -26,6 +26,18 @@ from plyarena.commands.bots import fleet_config, running_engines
 from plyarena.options import CommandError
 
 FOOLS_MATE_TO_COME = ("f2f3", "e7e5", "g2g4")
+SILENT_ENGINE = """
+import sys
+options = "option name UCI_LimitStrength type check default false"  # the one option level 8 sets
+answers = {"uci": f"id name silent\\n{options}\\nuciok", "isready": "readyok", "go": "bestmove e2e4"}
+for line in sys.stdin:
+    command = (line.split() or [""])[0]
+    if command == "quit":
+        break
+    if command in answers:
+        print(answers[command], flush=True)
+"""
+"""A UCI engine that plays 1. e4 and says nothing of it: no depth, nodes, score or pv."""
 """Black mates at once with Qh4#."""
 
 
@@ -45,8 +57,9 @@ async def test_the_engine_answers_a_request_as_the_search_pool_does(stockfish: O
     for text in ("e2e4", "e7e5"):
         board.push_uci(text)
     assert chess.Move.from_uci(result.move) in board.legal_moves
-    assert result.pv[0] == result.move and result.depth >= 1 and result.nodes > 0
-    assert abs(result.score) < 1_000, "an opening is about level"
+    assert result.pv[0] == result.move and result.source == "searched"
+    assert result.depth is not None and result.depth >= 1 and result.nodes is not None and result.nodes > 0
+    assert result.score is not None and abs(result.score) < 1_000, "an opening is about level"
 
 
 async def test_a_mate_is_scored_as_our_search_scores_one(stockfish: OutsideEngine) -> None:
@@ -85,6 +98,13 @@ async def test_an_engine_that_keeps_failing_gives_up_with_a_search_error(tmp_pat
             await broken.think(request())
 
 
+async def test_what_the_engine_does_not_say_is_not_made_up() -> None:
+    async with OutsideEngine("stockfish", [sys.executable, "-c", SILENT_ENGINE]) as silent:
+        result = await silent.think(request())
+    assert (result.move, result.pv, result.source) == ("e2e4", ("e2e4",), "searched")
+    assert (result.score, result.depth, result.nodes) == (None, None, None)
+
+
 async def test_a_request_for_a_level_another_plays_is_refused(stockfish: OutsideEngine) -> None:
     with pytest.raises(SearchError, match="level 3 of chess is not played by engine stockfish"):
         await stockfish.think(ThinkRequest("chess", (), 3, budget_ms=100))
@@ -96,7 +116,7 @@ def test_engine_scores_are_centipawns_or_mates_in_plies() -> None:
     assert engine_score(chess.engine.PovScore(chess.engine.Cp(35), white), chess.BLACK) == -35
     assert engine_score(chess.engine.PovScore(chess.engine.Mate(2), white), white) == WIN - 3
     assert engine_score(chess.engine.PovScore(chess.engine.Mate(-2), white), white) == 4 - WIN
-    assert engine_score(None, white) == 0
+    assert engine_score(None, white) is None  # an engine that gave no score: none is made up
 
 
 @pytest.mark.parametrize(

@@ -106,9 +106,9 @@ async def test_the_command_line_upgrades_and_downgrades(empty_database_url: str)
     assert "Running upgrade  -> 0001" in output and "Running upgrade 0001 -> 0002" in output
     assert "Running upgrade 0002 -> 0003" in output and "Running upgrade 0003 -> 0004" in output
     assert "Running upgrade 0004 -> 0005" in output and "Running upgrade 0005 -> 0006" in output
-    assert "Running upgrade 0006 -> 0007" in output
+    assert "Running upgrade 0006 -> 0007" in output and "Running upgrade 0007 -> 0008" in output
     assert await inspect_tables(empty_database_url) == {*TABLES, "alembic_version"}
-    assert "0007 (head)" in alembic("-x", f"db={empty_database_url}", "current")
+    assert "0008 (head)" in alembic("-x", f"db={empty_database_url}", "current")
 
     alembic("downgrade", "base", env={"PLYARENA_DB": empty_database_url})
     assert await inspect_tables(empty_database_url) == {"alembic_version"}

@@ -44,6 +44,7 @@ def test_the_solver_and_a_full_depth_alphabeta_agree(index: int) -> None:
     searched = AlphaBeta(NO_HEURISTIC).search(position, depth=CELLS - len(moves))
     assert solved.score == searched.score == perfect.score_from_pons(pons, len(moves))
     assert solved.move in position.legal_moves()
+    assert (solved.source, solved.depth, searched.source) == ("solved", None, "searched")
 
 
 @pytest.mark.parametrize("index", range(10))
@@ -56,6 +57,9 @@ def test_every_move_scores_as_the_search_scores_it(index: int) -> None:
         move: result.score for move, result in searched.items()
     }
     assert max(result.score for result in solved.values()) == perfect.score_from_pons(pons, len(moves))
+    assert {(result.source, result.depth, result.nodes) for result in solved.values()} == {
+        ("solved", None, None)
+    }
 
 
 def test_the_top_connect_four_level_plays_a_best_move() -> None:
@@ -80,7 +84,8 @@ def test_past_its_budget_for_the_exact_score_a_move_that_keeps_the_value_will_do
         perfect.solve("connect4", position, 100_000)
     result = perfect.solve_weakly("connect4", position, 100_000)
     assert result.score == perfect.score_from_pons(1, len(moves))  # a win, with no promise of how soon
-    assert 0 < result.nodes <= 100_000 and result.depth == CELLS - len(moves)
+    assert result.source == "searched" and result.depth is None  # a value, not the exact score
+    assert result.nodes is not None and 0 < result.nodes <= 100_000
     assert WeakSolver().value(position.play(result.move)) == -1  # the opponent is lost after it
 
 
@@ -88,7 +93,8 @@ def test_out_of_time_for_the_solver_the_top_level_searches_instead() -> None:
     hurried = replace(level("connect4", 8), time_ms=1)
     position = ConnectFour.from_moves("11")  # not in the book, and far too early for a millisecond
     move, result = choose_move(position, hurried, random.Random(0))
-    assert move in position.legal_moves() and 1 <= result.depth <= hurried.depth
+    assert move in position.legal_moves() and result.source == "searched"
+    assert result.depth is not None and 1 <= result.depth <= hurried.depth
 
 
 def test_mirroring_a_position_reflects_its_moves() -> None:

@@ -28,6 +28,21 @@ def test_scores_become_pgn_evals_from_whites_side(score: int, white_moved: bool,
     assert eval_comment(EngineInfo(score=score, depth=7), white_moved=white_moved) == comment
 
 
+@pytest.mark.parametrize("source", ["searched", None])
+def test_a_searched_move_or_one_of_unknown_source_gives_its_depth(source: str | None) -> None:
+    assert eval_comment(EngineInfo(score=35, depth=7, source=source), white_moved=True) == "{[%eval 0.35,7]}"
+
+
+def test_a_book_move_gives_no_depth_even_if_its_bot_sent_one() -> None:
+    assert eval_comment(EngineInfo(score=35, source="book"), white_moved=True) == "{[%eval 0.35]}"
+    assert eval_comment(EngineInfo(score=35, depth=41, nodes=0, source="book"), white_moved=True) == (
+        "{[%eval 0.35]}"
+    )
+    game = chess.pgn.read_game(io.StringIO('[Result "*"]\n\n1. e4 {[%eval 0.35]} *\n'))
+    first = None if game is None else game.next()
+    assert first is not None and first.eval() == chess.engine.PovScore(chess.engine.Cp(35), chess.WHITE)
+
+
 def test_a_move_without_a_score_has_no_comment() -> None:
     assert eval_comment(None, white_moved=True) is None
     assert eval_comment(EngineInfo(depth=3), white_moved=True) is None

@@ -279,6 +279,26 @@ def test_a_pv_entry_that_is_not_move_notation_is_refused_naming_it(move: str) ->
     assert error.message.endswith("at `$.engine.pv[1]`")
 
 
+@pytest.mark.parametrize("source", ["book", "solved", "searched"])
+def test_a_move_says_where_it_came_from(source: str) -> None:
+    request = decode(move_with_pv(["4"]) | {"engine": {"score": 3, "pv": ["4"], "source": source}})
+    assert isinstance(request, protocol.PlayMove) and request.engine is not None
+    assert request.engine.source == source
+    unknown = decode(move_with_pv(["4"]))  # an older bot's: the source is not known
+    assert (
+        isinstance(unknown, protocol.PlayMove)
+        and unknown.engine is not None
+        and unknown.engine.source is None
+    )
+
+
+@pytest.mark.parametrize("source", ["Book", "tablebase", "", 1, True])
+def test_a_source_of_another_kind_is_refused_naming_it(source: object) -> None:
+    error = refusal(move_with_pv(["4"]) | {"engine": {"score": 3, "source": source}})
+    assert (error.code, error.request_id) == (ErrorCode.BAD_FIELD, 11)
+    assert error.message.endswith("at `$.engine.source`")
+
+
 @pytest.mark.parametrize("game", sorted(GAMES))
 def test_every_move_a_game_can_name_passes_as_a_pv_entry(game: str) -> None:
     """A bot's pv is made of the game's own notation: whatever a position lists as legal, through whole

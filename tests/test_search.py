@@ -234,5 +234,16 @@ def test_search_result_renders_in_notation() -> None:
         "nodes": 10,
         "pv": ["b2", "a1"],
         "time_ms": 1.235,
+        "source": "searched",
     }
     assert not is_decisive(result.score)
+    looked_up = SearchResult(move=4, score=0, depth=None, nodes=None, pv=(4,), time_ms=0.01, source="book")
+    assert looked_up.as_dict(position) | {"time_ms": 0} == {
+        "move": "b2",
+        "score": 0,
+        "depth": None,
+        "nodes": None,
+        "pv": ["b2"],
+        "time_ms": 0,
+        "source": "book",
+    }

@@ -9,7 +9,7 @@ import pytest
 from games import GAMES, get_game
 from plyarena.cli import main
 
-FIELDS = {"move", "score", "depth", "nodes", "pv", "time_ms"}
+FIELDS = {"move", "score", "depth", "nodes", "pv", "time_ms", "source"}
 
 
 Capture = pytest.CaptureFixture[str]
@@ -42,6 +42,14 @@ def test_the_tictactoe_win_after_a1_b1(capsys: Capture) -> None:
 def test_time_budget_and_level(capsys: Capture) -> None:
     assert run_search(capsys, "tictactoe", "--time-ms", "50")["depth"] >= 1
     assert run_search(capsys, "tictactoe", "--level", "8", "--moves", "a1 b1")["score"] > 900_000
+
+
+def test_the_top_connect_four_level_says_where_its_move_came_from(capsys: Capture) -> None:
+    opening = run_search(capsys, "connect4", "--level", "8")
+    assert (opening["source"], opening["depth"], opening["nodes"]) == ("book", None, None)
+    late = "2252576253462244111563365343671351441"  # Pons' Test_L3_R1
+    endgame = run_search(capsys, "connect4", "--level", "8", "--moves", late)
+    assert (endgame["source"], endgame["depth"]) == ("solved", None) and endgame["nodes"] > 0
 
 
 def test_connect_four_takes_pons_digit_strings(capsys: Capture) -> None:

@@ -112,7 +112,14 @@ async def test_match_record_and_pdn_export(arena: Server, connect: Connect) -> N
     assert record["status"] == "finished" and record["game"] == "checkers"
     assert [seat["player"]["name"] for seat in record["seats"]] == ["Alice", "Bob"]
     assert [move["move"] for move in record["moves"]] == moves
-    assert record["moves"][-1]["engine"] == {"score": 9000, "depth": 3, "nodes": 77, "pv": [moves[-1]]}
+    assert record["moves"][-1]["engine"] == {
+        "source": None,  # not said
+        "score": 9000,
+        "depth": 3,
+        "nodes": 77,
+        "pv": [moves[-1]],
+        "time_ms": None,
+    }
     assert all(len(move["clocks_ms"]) == 2 for move in record["moves"])
 
     status, headers, body = await http_get(arena, f"/api/matches/{match_id}/export")

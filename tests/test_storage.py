@@ -191,9 +191,11 @@ async def test_moves_come_back_in_ply_order_with_clocks_and_engine_info(store: S
             1,
             "e1",
             clocks_ms=(299_750, 298_000),
-            engine=EngineInfo(17, 9, 123_456_789_012, ("e1", "d2")),
+            engine=EngineInfo(17, 9, 123_456_789_012, ("e1", "d2"), "searched", 2**40),
         ),
         move("m1", 2, "d2", clocks_ms=(296_000, 298_000), engine=EngineInfo(score=-3)),
+        move("m1", 3, "d3", engine=EngineInfo(score=999_990, pv=("d3",), source="book", time_ms=0)),
+        move("m1", 4, "d4", engine=EngineInfo(-999_971, None, 1_200_000, ("d4",), "solved", 85)),
     ]
     await asyncio.gather(*(store.commit(new_move(m)) for m in reversed(moves)))
 

@@ -150,14 +150,12 @@ async def write_a_bit_of_everything(target: Store) -> None:
         target.commit(writes.new_move(move("m1", 0, clocks_ms=(299_000, 300_000)))),
         target.commit(
             writes.new_move(
-                move("m1", 1, engine=EngineInfo(score=-3, depth=9, nodes=2**40, pv=("c", "d"))),
+                move("m1", 1, engine=EngineInfo(-3, 9, 2**40, ("c", "d"), source="searched", time_ms=2**40)),
                 MatchFinish("finished", 1, "four in a row", at(3.000001)),
             )
         ),
         target.create_match(match_record("m2", bob, alice, rematch_of="m1", started_at=at(4))),
-        target.commit(
-            writes.new_move(move("m2", 0, engine=EngineInfo(score=None, depth=1, nodes=None, pv=())))
-        ),
+        target.commit(writes.new_move(move("m2", 0, engine=EngineInfo(score=5, pv=("e",), source="book")))),
         target.commit(writes.match_finish("m2", MatchFinish("aborted", None, "aborted by seat 0", at(5)))),
     )
 
@@ -245,6 +243,8 @@ moves = st.builds(
         depth=st.none() | ints,
         nodes=st.none() | ints,
         pv=st.lists(st.text(max_size=8), max_size=4).map(tuple),
+        source=st.none() | st.sampled_from(("book", "solved", "searched")),
+        time_ms=st.none() | ints,
     ),
 )
 

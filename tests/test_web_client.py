@@ -451,6 +451,57 @@ async def test_the_replay_of_a_live_match_leads_to_it_and_keeps_the_bots_search_
     errors.assert_none()
 
 
+BOT_SAYS = [
+    # A book move, with the figures an old bot made up for one: shown without them.
+    {"source": "book", "score": 999_979, "depth": 41, "nodes": 0, "pv": ["4"], "time_ms": 1},
+    {"source": "solved", "score": -999_971, "nodes": 1_234_567, "pv": ["4"], "time_ms": 85},
+    {"source": "searched", "score": 35, "depth": 9, "nodes": 48_211, "pv": ["3", "4", "3"], "time_ms": 400},
+]
+
+
+@IN_MODULE_LOOP
+async def test_the_replay_says_where_each_bot_move_came_from(
+    browser: Browser, base_url: str, arena_server: Server
+) -> None:
+    url = arena_server.ws_url
+    async with await ArenaClient.connect(url) as bot, await ArenaClient.connect(url) as person:
+        await bot.hello("Oracle", bot=True)
+        await person.hello("Ann")
+        match_id = (await open_match(bot, person, "connect4"))["match_id"]
+        for index, engine in enumerate(BOT_SAYS):
+            await bot.request("move", match_id=match_id, ply=2 * index, move=engine["pv"][0], engine=engine)
+            await person.request("move", match_id=match_id, ply=2 * index + 1, move="112"[index])
+        await person.request("resign", match_id=match_id)
+    page = await open_page(browser, base_url)
+    errors = PageErrors(page)
+    await page.goto(f"/replay/{match_id}?ply=1")
+    current = page.locator(".current-move")
+    await expect(current).to_have_text("Ply 1: Red played 4 — book: win in 21")
+    await page.get_by_role("button", name="Next move").click()
+    await expect(current).to_have_text("Ply 2: Yellow played 1")
+    await page.get_by_role("button", name="Next move").click()
+    await expect(current).to_have_text("Ply 3: Red played 4 — solved: loss in 29 (1.2 M nodes, 85 ms)")
+    await page.get_by_role("button", name="Next move").click()
+    await page.get_by_role("button", name="Next move").click()
+    await expect(current).to_have_text("Ply 5: Red played 3 — depth 9, +35, pv 3 4 3 (48,211 nodes, 400 ms)")
+
+    rows = page.locator(".engine-table tbody tr")
+    cells = [[text.strip() for text in await row.locator("td").all_inner_texts()] for row in await rows.all()]
+    assert [row[3:8] for row in cells] == [
+        ["Book", "win in 21", "–", "–", "1 ms"],
+        ["Solver", "loss in 29", "–", "1.2 M", "85 ms"],
+        ["Search", "+35", "9", "48,211", "400 ms"],
+    ]
+    points = page.locator(".eval-graph .eval-point title")
+    details = await points.all_text_contents()
+    assert [detail.split(": ", 1)[1] for detail in details] == [
+        "win in 21 for Red, book",
+        "loss in 29 for Red, solved, pv 4",
+        "+35 for Red, depth 9, pv 3 4 3",
+    ]
+    errors.assert_none()
+
+
 async def finished_scripted_game(ws_url: str, game: str) -> str:
     """A game two scripted clients play to a rules-decided win; returns the match id."""
     async with await ArenaClient.connect(ws_url) as first, await ArenaClient.connect(ws_url) as second:

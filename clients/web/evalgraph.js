@@ -7,6 +7,9 @@
  * end (a score within MAX_PLY of WIN, the bots' scale) sits on the edge; other
  * scores are squashed with s / (|s| + k), `k` the typical size of this game's
  * evaluations, so ordinary advantages spread over the middle of the graph.
+ *
+ * A bot also says where each move came from (`source`): its opening book, an exact
+ * solver, or a depth-limited search. Only the figures that source has are shown.
  */
 
 import { svg } from "./dom.js";
@@ -46,9 +49,47 @@ export function formatScore(score) {
 }
 
 /**
- * @param {{points: {ply: number, seat: number, score: number, depth?: number, pv?: string[]}[],
+ * The depth and node count a bot move can have, by its source: a book move was looked up (neither),
+ * a solved one saw every line to the end (no depth); `null` where there is none, whatever was sent.
+ */
+export function engineFigures(engine) {
+  const looked = engine.source === "book";
+  const solved = engine.source === "solved";
+  return {
+    depth: looked || solved ? null : (engine.depth ?? null),
+    nodes: looked ? null : (engine.nodes ?? null),
+  };
+}
+
+/** "48,211" or "1.2 M": a node count as people read it. */
+export function formatNodes(nodes) {
+  return nodes >= 1_000_000 ? `${(nodes / 1_000_000).toFixed(1)} M` : nodes.toLocaleString("en");
+}
+
+/**
+ * What a bot said of its move, for people: "book: win in 12", "solved: loss in 29 (1.2 M nodes,
+ * 85 ms)", or a search's "depth 9, +35, pv 4 4 3 (48,211 nodes, 400 ms)" (with no source said, the
+ * same without what is missing).
+ */
+export function describeEngine(engine) {
+  const score = typeof engine.score === "number" ? describeScore(engine.score) : "no score";
+  if (engine.source === "book") return `book: ${score}`;
+  const { depth, nodes } = engineFigures(engine);
+  const costs = [];
+  if (typeof nodes === "number") costs.push(`${formatNodes(nodes)} nodes`);
+  if (typeof engine.time_ms === "number") costs.push(`${engine.time_ms.toLocaleString("en")} ms`);
+  const cost = costs.length ? ` (${costs.join(", ")})` : "";
+  if (engine.source === "solved") return `solved: ${score}${cost}`;
+  const parts = typeof depth === "number" ? [`depth ${depth}`, score] : [score];
+  if (engine.pv?.length) parts.push(`pv ${engine.pv.join(" ")}`);
+  return `${parts.join(", ")}${cost}`;
+}
+
+/**
+ * @param {{points: {ply: number, seat: number, score: number, engine: object}[],
  *          plies: number, current: number, sides: string[], onSelect?: (ply: number) => void}} options
- *   `ply` of a point is the number of moves played once the scored move is on the board (1 = first move).
+ *   `ply` of a point is the number of moves played once the scored move is on the board (1 = first move);
+ *   `engine` is what the bot said of it, as the API gives it.
  * @returns {SVGSVGElement}
  */
 export function evalGraph({ points, plies, current, sides, onSelect }) {
@@ -93,8 +134,10 @@ export function evalGraph({ points, plies, current, sides, onSelect }) {
     for (const point of scored) {
       const score = scoreForFirstSeat(point);
       const detail = [`ply ${point.ply} (${sides[point.seat]}): ${describeScore(score)} for ${sides[0]}`];
-      if (point.depth !== undefined && point.depth !== null) detail.push(`depth ${point.depth}`);
-      if (point.pv?.length) detail.push(`pv ${point.pv.join(" ")}`);
+      const { depth } = engineFigures(point.engine);
+      if (point.engine.source === "book" || point.engine.source === "solved") detail.push(point.engine.source);
+      else if (typeof depth === "number") detail.push(`depth ${depth}`);
+      if (point.engine.source !== "book" && point.engine.pv?.length) detail.push(`pv ${point.engine.pv.join(" ")}`);
       graph.append(
         svg(
           "circle",

@@ -11,7 +11,7 @@ import { boardFor } from "./boards/index.js";
 import { BoardView } from "./boards/board.js";
 import { describeReason, loadCatalog } from "./catalog.js";
 import { h, replaceChildren } from "./dom.js";
-import { describeScore, evalGraph } from "./evalgraph.js";
+import { describeEngine, describeScore, engineFigures, evalGraph, formatNodes } from "./evalgraph.js";
 import { icon } from "./icons.js";
 import { renderMoveList } from "./movelist.js";
 
@@ -40,12 +40,14 @@ export function resultText(record, names) {
   return `${headline}: ${describeReason(record.reason, names)}`;
 }
 
-/** " (bot's score +12, depth 9, pv 4 4 3)" for a bot move, "" for a person's. */
+/** " — book: win in 12" or " — depth 9, +12, pv 4 4 3" for a bot move, "" for a person's. */
 function searchSummary(engine) {
   if (typeof engine?.score !== "number") return "";
-  const pv = (engine.pv ?? []).join(" ") || "–";
-  return ` (bot's score ${describeScore(engine.score)}, depth ${engine.depth ?? "?"}, pv ${pv})`;
+  return ` — ${describeEngine(engine)}`;
 }
+
+/** The "From" column: where a bot move came from. */
+const SOURCE_NAMES = { book: "Book", solved: "Solver", searched: "Search" };
 
 export function mount(container, app, [matchId]) {
   let record = null;
@@ -118,16 +120,17 @@ export function mount(container, app, [matchId]) {
           h(
             "tr",
             {},
-            ["Ply", "Side", "Move", "Bot's score", "Depth", "Nodes", "Principal variation"].map((t) =>
-              h("th", { scope: "col" }, t),
+            ["Ply", "Side", "Move", "From", "Bot's score", "Depth", "Nodes", "Time", "Principal variation"].map(
+              (t) => h("th", { scope: "col" }, t),
             ),
           ),
         ),
         h(
           "tbody",
           {},
-          rows.map((move) =>
-            h(
+          rows.map((move) => {
+            const { depth, nodes } = engineFigures(move.engine);
+            return h(
               "tr",
               { class: move.ply === ply ? "current" : "", "data-ply": move.ply },
               h(
@@ -146,12 +149,14 @@ export function mount(container, app, [matchId]) {
               ),
               h("td", {}, sides[move.seat]),
               h("td", {}, shown(move)),
+              h("td", { class: "source" }, SOURCE_NAMES[move.engine.source] ?? "–"),
               h("td", {}, describeScore(move.engine.score)),
-              h("td", {}, move.engine.depth ?? "–"),
-              h("td", {}, move.engine.nodes?.toLocaleString() ?? "–"),
+              h("td", {}, depth ?? "–"),
+              h("td", {}, nodes === null ? "–" : formatNodes(nodes)),
+              h("td", {}, typeof move.engine.time_ms === "number" ? `${move.engine.time_ms} ms` : "–"),
               h("td", { class: "pv" }, (move.engine.pv ?? []).join(" ") || "–"),
-            ),
-          ),
+            );
+          }),
         ),
       ),
     );
@@ -321,13 +326,7 @@ export function mount(container, app, [matchId]) {
       ? `Ply ${ply}: ${ui.sides[move.seat]} played ${shown(move)}${searchSummary(move.engine)}`
       : "Start position";
     renderMoveList(ui.moves, record.moves.map(shown), { current: ply, onSelect: show, sides: ui.sides });
-    const points = botMoves().map((m) => ({
-      ply: m.ply,
-      seat: m.seat,
-      score: m.engine.score,
-      depth: m.engine.depth,
-      pv: m.engine.pv,
-    }));
+    const points = botMoves().map((m) => ({ ply: m.ply, seat: m.seat, score: m.engine.score, engine: m.engine }));
     if (points.length) {
       replaceChildren(
         ui.graph,

@@ -155,6 +155,10 @@ def upgrade() -> None:
             .values(pv=sa.bindparam("mended_pv")),
             mended_pvs,
         )
+    if connection.dialect.name == "postgresql":
+        # asyncpg keeps each streamed read's portal open until the transaction ends, and the revisions
+        # run in one transaction: while they are open, a later revision could not alter these tables.
+        connection.exec_driver_sql("CLOSE ALL")
 
 
 def downgrade() -> None:

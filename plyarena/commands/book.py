@@ -152,7 +152,7 @@ def _check(args: argparse.Namespace, roots: tuple[str, ...] | None) -> int:
             started = time.perf_counter()
             _, result = choose_move(position, perfect, rng)
             times.append((time.perf_counter() - started) * 1000)
-            exact += result.depth == CELLS - position.ply and result.nodes > 0
+            exact += result.source == "solved"
         median = f"{statistics.median(times):.0f}" if times else "-"
         longest = f"{max(times):.0f}" if times else "-"
         table.add_row(root or "(empty)", f"{len(ends):,}", str(len(sample)), str(exact), median, longest)

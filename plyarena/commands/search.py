@@ -14,7 +14,7 @@ from bots.search import STYLES, search
 from games import GAMES, Position
 from plyarena.options import CommandError, games_with_fen, non_negative_float, position_after, positive_int
 
-HELP = "search a position and print the best move, score, depth, nodes, pv and time as JSON"
+HELP = "search a position and print the best move, score, depth, nodes, pv, time and source as JSON"
 DEFAULT_TIME_MS = 1000
 
 

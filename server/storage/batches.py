@@ -148,6 +148,8 @@ MOVE_COLUMNS = (
     "depth",
     "nodes",
     "pv",
+    "source",
+    "time_ms",
 )
 """The parameters of ``insert(MoveRow)``, in the order in which :func:`_move_fields` gives their values."""
 _PLAYED_AT, _PV = MOVE_COLUMNS.index("played_at"), MOVE_COLUMNS.index("pv")
@@ -170,9 +172,12 @@ def _move_fields(move: MoveRecord) -> list[Any]:
         None,
         None,
         None,
+        None,
+        None,
     ]
     if engine:
-        values[8:] = engine.score, engine.depth, engine.nodes, list(engine.pv) if engine.pv else None
+        pv = list(engine.pv) if engine.pv else None
+        values[8:] = engine.score, engine.depth, engine.nodes, pv, engine.source, engine.time_ms
     return values
 
 

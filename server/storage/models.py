@@ -212,6 +212,10 @@ class MoveRow(Base):
     depth: Mapped[int | None] = mapped_column(Integer)
     nodes: Mapped[int | None] = mapped_column(BigInteger)
     pv: Mapped[list[str] | None] = mapped_column(JSON)
+    source: Mapped[str | None] = mapped_column(String(16))
+    """``book``, ``solved`` or ``searched``, as the bot said; ``None`` if it did not."""
+    time_ms: Mapped[int | None] = mapped_column(BigInteger)
+    """The bot's own time for its search, as it said (``think_ms`` is the server's clock)."""
 
     __table_args__ = (
         CheckConstraint("ply >= 0", name="ply"),

@@ -38,12 +38,18 @@ class SeatRecord(msgspec.Struct, frozen=True, gc=False):
 
 
 class EngineInfo(msgspec.Struct, frozen=True, gc=False):
-    """What a bot's search said about the move it sent, kept for replays and eval graphs."""
+    """What a bot's search said about the move it sent, kept for replays and eval graphs.
+
+    ``source`` is where the move came from (``book``, ``solved`` or ``searched``; ``None`` when the bot
+    did not say), ``time_ms`` the bot's own time for it.
+    """
 
     score: int | None = None
     depth: int | None = None
     nodes: int | None = None
     pv: tuple[str, ...] = ()
+    source: str | None = None
+    time_ms: int | None = None
 
 
 class MoveRecord(msgspec.Struct, frozen=True, gc=False):

@@ -422,8 +422,13 @@ def _player_record(row: PlayerRow) -> PlayerRecord:
 
 def _move_record(row: MoveRow) -> MoveRecord:
     clocks = None if row.clock0_ms is None or row.clock1_ms is None else (row.clock0_ms, row.clock1_ms)
-    has_engine = any(value is not None for value in (row.score, row.depth, row.nodes, row.pv))
-    engine = EngineInfo(row.score, row.depth, row.nodes, tuple(row.pv or ())) if has_engine else None
+    said = (row.score, row.depth, row.nodes, row.pv, row.source, row.time_ms)
+    has_engine = any(value is not None for value in said)
+    engine = (
+        EngineInfo(row.score, row.depth, row.nodes, tuple(row.pv or ()), row.source, row.time_ms)
+        if has_engine
+        else None
+    )
     return MoveRecord(
         match_id=row.match_id,
         ply=row.ply,

@@ -376,6 +376,7 @@ ENGINE = Record({
     "nodes": nullable(Integer(0, MAX_SAFE_INTEGER)),
     "pv": ListOf(Notation(), 64),
     "time_ms": nullable(Integer(0, MAX_SAFE_INTEGER)),
+    "source": nullable(OneOf(("book", "solved", "searched"))),
 })  # fmt: skip
 OFFERS_AND_ENDINGS = ("resign", "draw.offer", "draw.accept", "draw.decline", "abort",
                       "rematch.offer", "rematch.accept", "rematch.decline")  # fmt: skip
