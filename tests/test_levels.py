@@ -169,7 +169,7 @@ def test_a_malformed_level_is_named_with_its_field(changes: dict[str, str], mess
     ("changes", "message"),
     [
         ({"solve_empties": "0"}, r"field 'solve_empties': expected an integer >= 1, got 0"),
-        ({"solve_empties": "21"}, r"field 'solve_empties': at most 20 \(more takes minutes\), got 21"),
+        ({"solve_empties": "21"}, r"'solve_empties': at most 20 \(more takes too long a move\), got 21"),
         ({"solve_empties": "14", "noise": "{ temperature = 1 }"}, r"an exact endgame plays the best move"),
         ({"solve_empties": "14", "style": '"expectimax"'}, r"field 'solve_empties': an exact endgame plays"),
     ],
