@@ -13,8 +13,8 @@
 /* From this many empty squares up, a position's bounds are worth keeping (below, searching is cheaper). */
 #define ENDGAME_TABLE_EMPTIES 9
 #define ENDGAME_TABLE_SIZE_LOG2 18
-/* The clock is read every ENDGAME_CHECK_MASK + 1 nodes: the endgame's nodes are cheap. */
-#define ENDGAME_CHECK_MASK 65535
+/* The clock is read every ENDGAME_CHECK_MASK + 1 nodes, a few milliseconds' worth. */
+#define ENDGAME_CHECK_MASK 16383
 #define ENDGAME_NO_MOVE 255
 
 /* searcher_type.h's, included after this file. */
