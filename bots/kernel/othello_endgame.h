@@ -76,7 +76,8 @@ static int endgame_still_searching(Endgame *endgame)
 /* The placements of own in search order, into squares; their count. A move sorts by the opponent's
  * replies after it (fastest first) or by whether its quadrant has an odd number of empty squares
  * (parity), ties in endgame_square_order; a table move, if legal, goes first. */
-static int endgame_order(uint64_t own, uint64_t opponent, uint64_t placements, int table_move, uint8_t *squares)
+static int endgame_order(uint64_t own, uint64_t opponent, uint64_t placements, int table_move,
+                         uint8_t *squares)
 {
     uint64_t empty = ~(own | opponent);
     int fastest_first = popcount(empty) >= ENDGAME_FASTEST_FIRST_EMPTIES;
@@ -310,7 +311,7 @@ static PyObject *Othello_solve_endgame(PyObject *Py_UNUSED(type), PyObject *args
     return best_moves == NULL ? NULL : Py_BuildValue("(iNL)", difference, best_moves, endgame.nodes);
 }
 
-#define GAME_METHODS                                                                                          \
-    {"solve_endgame", (PyCFunction)Othello_solve_endgame, METH_VARARGS | METH_STATIC,                         \
-     "solve_endgame(state, all_best, deadline) -> (difference, best moves, nodes): "                           \
+#define GAME_METHODS                                                                                     \
+    {"solve_endgame", (PyCFunction)Othello_solve_endgame, METH_VARARGS | METH_STATIC,                    \
+     "solve_endgame(state, all_best, deadline) -> (difference, best moves, nodes): "                      \
      "bots.othello_endgame.solve, compiled."},
