@@ -31,7 +31,7 @@ run: $(STAMP)
 # code is the reference and the fallback where no compiler is there, and must pass on its own.
 COVERAGE_FLOOR ?=
 PURE_PYTHON_TESTS := tests/test_kernel.py tests/test_search.py tests/test_expectimax.py tests/test_levels.py \
-	tests/test_perfect.py tests/test_bots_pool.py \
+	tests/test_perfect.py tests/test_bots_pool.py tests/test_othello_endgame.py \
 	tests/test_connect4_solver.py tests/test_connect4_plain_negamax.py tests/test_connect4_book.py
 test: $(STAMP)
 	$(BIN)/ruff check .

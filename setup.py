@@ -26,7 +26,8 @@ HEADERS = {
         f"bots/connect4_exact/{name}.h" for name in ("bitboard", "table", "search")
     ],
     "bots._kernel": [
-        f"bots/kernel/{name}.h" for name in ("kernel", "negamax", "searcher_type", "checkers_history")
+        f"bots/kernel/{name}.h"
+        for name in ("kernel", "negamax", "searcher_type", "checkers_history", "othello_endgame")
     ],
 }
 

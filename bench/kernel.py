@@ -8,7 +8,9 @@ Part of ``plyarena bench engine``, measured in the same run and on the same posi
   the kernel reproduces the Python search node for node), and the speed-up;
 - easyAI's Negamax against ours at depth 8 on the first 12 positions of Pons' Test_L2_R1 (target: 1000
   times easyAI, with equal values);
-- the top levels of Othello and checkers (target: at least 10 plies in about a second).
+- the top levels of Othello and checkers (target: at least 10 plies in about a second);
+- Othello's exact endgame on positions from the bots' games (:mod:`bench.endgame`; target: the top
+  level's 14 empty squares within about a second).
 
 Every search and perft here names its code explicitly (``AlphaBeta(..., compiled=...)``, the kernel's
 own ``perft``), so that the figures do not depend on which one the rest of the process uses.
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from bench.endgame import EndgameRow, endgame_table, measure_endgame
 from bench.pons import pons_lines
 from bench.tables import TextTable, ratio_text
 from bots import speedups
@@ -65,11 +68,15 @@ class KernelPlan:
     """Each position is searched to the first depth whose Python search takes this long."""
     easyai_positions: int = 12
     level_positions: int = 20
+    endgame_positions: int = 40
+    endgame_empties: tuple[int, ...] = (14, 18)
+    """The top level's reach, and a step past it for the headroom."""
 
     @classmethod
     def quick(cls) -> KernelPlan:
         return cls(perft_runs=3, perft_depth_cut=3, search_positions=2, search_cpu_seconds=0.02,
-                   easyai_positions=2, level_positions=2)  # fmt: skip
+                   easyai_positions=2, level_positions=2, endgame_positions=2,
+                   endgame_empties=(8,))  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,10 +117,14 @@ class LevelRow:
     game: str
     level: int
     depth: int
+    time_ms: int | None
     positions: int
     min_depth: int
+    median_depth: float
     median_ms: float
     max_ms: float
+    median_cpu_ms: float
+    max_cpu_ms: float
 
 
 @dataclass(slots=True)
@@ -124,6 +135,7 @@ class KernelReport:
     search: list[SearchRow] = field(default_factory=list)
     easyai: list[EasyAIRow] = field(default_factory=list)
     levels: list[LevelRow] = field(default_factory=list)
+    endgame: list[EndgameRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -149,6 +161,8 @@ def measure_kernel(plan: KernelPlan, tracker: Tracker, pons_sets: Path) -> Kerne
         report.notes.append(f"easyAI at depth {EASYAI_DEPTH} skipped: {error} (pip install -e '.[bench]')")
     top_level_games = [game for game in TOP_LEVEL_GAMES if game in report.compiled]
     report.levels = measure_top_levels(plan, tracker, top_level_games)
+    if "othello" in report.compiled:
+        report.endgame = measure_endgame(tracker, plan.endgame_positions, plan.endgame_empties)
     return report
 
 
@@ -266,15 +280,17 @@ def measure_top_levels(plan: KernelPlan, tracker: Tracker, games: list[str]) -> 
         top = level(game, LEVEL_COUNT)
         positions = _mid_game_positions(game, plan.level_positions, seed=11)
         tick = tracker.task(f"kernel: {game} level {LEVEL_COUNT}", len(positions))
-        times, depths = [], []
+        times, cpu_times, depths = [], [], []
         for position in positions:
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
             _, result = choose_move(position, top, random.Random(0))
             times.append((time.perf_counter() - started) * 1000)
+            cpu_times.append((time.process_time() - cpu_started) * 1000)
             depths.append(result.depth)
             tick()
-        rows.append(LevelRow(game, LEVEL_COUNT, top.depth or 0, len(positions), min(depths),
-                             statistics.median(times), max(times)))  # fmt: skip
+        rows.append(LevelRow(game, LEVEL_COUNT, top.depth or 0, top.time_ms, len(positions), min(depths),
+                             statistics.median(depths), statistics.median(times), max(times),
+                             statistics.median(cpu_times), max(cpu_times)))  # fmt: skip
     return rows
 
 
@@ -289,6 +305,8 @@ def kernel_tables(report: KernelReport) -> list[TextTable]:
         tables.append(_easyai_table(report.easyai))
     if report.levels:
         tables.append(_levels_table(report.levels))
+    if report.endgame:
+        tables.append(endgame_table(report.endgame))
     return tables
 
 
@@ -357,16 +375,23 @@ def _easyai_cells(row: EasyAIRow, easyai_seconds: float) -> tuple[str, ...]:
 
 
 def _levels_table(rows: list[LevelRow]) -> TextTable:
+    header = ("game", "level", "depth", "time_ms", "positions", "least depth reached", "median depth reached",
+              "median ms", "max ms", "median CPU ms", "max CPU ms")  # fmt: skip
     return TextTable(
         "Compiled kernel: the top levels",
-        ("game", "level", "depth", "positions", "least depth reached", "median ms", "max ms"),
+        header,
         [_level_cells(row) for row in rows],
         "The level choosing a move (`bots.levels.choose_move`, as a bot does, compiled) on mid-game "
-        "positions; wall-clock, as its time cap is. The least depth is below the level's only where a game "
-        f"ends sooner. Target: at least {TOP_LEVEL_TARGET_DEPTH} plies in about a second.",
+        "positions; wall-clock, as its time cap is, and the process's CPU time beside it (they differ where "
+        "other work shares the machine). A depth reached is below the level's only where a game ends sooner "
+        "or the level's time_ms, a wall-clock budget, stops the deepening. Target: at least "
+        f"{TOP_LEVEL_TARGET_DEPTH} plies in about a second.",
     )
 
 
 def _level_cells(row: LevelRow) -> tuple[str, ...]:
-    budget = (row.game, str(row.level), str(row.depth), str(row.positions))
-    return (*budget, str(row.min_depth), f"{row.median_ms:.0f}", f"{row.max_ms:.0f}")
+    time_ms = "-" if row.time_ms is None else str(row.time_ms)
+    budget = (row.game, str(row.level), str(row.depth), time_ms, str(row.positions))
+    depths = (str(row.min_depth), f"{row.median_depth:g}")
+    times = (f"{row.median_ms:.0f}", f"{row.max_ms:.0f}", f"{row.median_cpu_ms:.0f}", f"{row.max_cpu_ms:.0f}")
+    return (*budget, *depths, *times)

@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from bots import perfect
+from bots import othello_endgame, perfect
 from bots.evaluation import Evaluator, evaluator_for
 from bots.expectimax import EpsilonGreedyOpponent, Expectimax, OpponentModel, UniformOpponent
 from bots.negamax import AlphaBeta
@@ -81,6 +81,9 @@ class Level:
     engine: EngineSpec | None = None
     """For ``style = "engine"``: the outside engine that plays the level, with its time_ms (move time)
     or depth."""
+    solve_empties: int | None = None
+    """With at most this many empty squares (Othello), the exact endgame picks the move
+    (:mod:`bots.othello_endgame`), with half the level's time budget; the search plays past it."""
 
 
 class _Fields:
@@ -178,6 +181,7 @@ def _parse_level(game: str, number: int, row: object, eval_scale: float, where: 
     noise = _parse_noise(fields.subtable("noise", "noise"))
     opponent = _parse_opponent(fields.subtable("opponent", "opponent"))
     engine = _parse_engine(fields, style)
+    solve_empties = _parse_solve_empties(fields, game, style, noise)
     fields.done()
     if solver and style != "alphabeta":
         raise fields.error("solver", 'an exact solver plays the best move: use style = "alphabeta"')
@@ -195,8 +199,24 @@ def _parse_level(game: str, number: int, row: object, eval_scale: float, where: 
         raise fields.error("style", "an engine level plays the engine's move: no noise, no solver")
     return Level(
         game, number, name, description, style, depth, time_ms, noise, opponent, solver, eval_scale,
-        engine,
+        engine, solve_empties,
     )  # fmt: skip
+
+
+def _parse_solve_empties(fields: _Fields, game: str, style: str, noise: Noise | None) -> int | None:
+    """The ``solve_empties`` field: a game with an exact endgame, a level that plays the best move."""
+    name = "solve_empties"
+    solve_empties = fields.integer(name, 1, required=False)
+    if solve_empties is None:
+        return None
+    if game != othello_endgame.GAME:
+        raise fields.error(name, f"only {othello_endgame.GAME} has an exact endgame solver")
+    if style != "alphabeta" or noise is not None:
+        raise fields.error(name, 'an exact endgame plays the best move: style = "alphabeta", no noise')
+    most = othello_endgame.MAX_EMPTIES
+    if solve_empties > most:
+        raise fields.error(name, f"at most {most} (more takes too long a move), got {solve_empties}")
+    return solve_empties
 
 
 def _parse_engine(fields: _Fields, style: str) -> EngineSpec | None:
@@ -273,8 +293,10 @@ def choose_move(
     one; then the exact score within half its time (the solver's node budget from
     its speed, :func:`bots.perfect.nodes_within`), failing that a move that keeps
     the position's value (win, draw or loss) within a quarter, and failing both its
-    depth search with the time left. ``rng`` drives the noise and the choice
-    between equal moves, so a seeded one replays the same games.
+    depth search with the time left. An Othello level with ``solve_empties`` plays
+    its exact endgame (:mod:`bots.othello_endgame`) from that many empty squares on.
+    ``rng`` drives the noise and the choice between equal moves, so a seeded one
+    replays the same games.
     """
     if not position.legal_moves():
         raise ValueError(f"no move to choose: the game is over ({position.outcome()})")
@@ -307,6 +329,13 @@ def choose_move(
             f"level {level.number} of {level.game} is played by the outside engine {level.engine.name!r}, "
             "which a fleet runs (plyarena bots --engine), not by a search of ours"
         )
+    if level.solve_empties is not None and othello_endgame.empties(position) <= level.solve_empties:
+        started = time.perf_counter()
+        result = othello_endgame.endgame_move(position, rng, None if time_ms is None else time_ms / 2)
+        if result is not None:
+            return result.move, result
+        assert time_ms is not None  # only a deadline stops the solve: search with what is left
+        time_ms = max(1.0, time_ms - (time.perf_counter() - started) * 1000)
     evaluator = evaluator_for(level.game)
     if level.style == "expectimax":
         assert level.opponent is not None  # the parser gives every expectimax level one

@@ -3,10 +3,11 @@
 ``bots._kernel`` is C (``bots/kernel/``), built by ``pip install`` when a compiler is there (setup.py), in
 the pattern of websockets' ``speedups.c``: for Connect Four, Othello and checkers it holds the rules on
 bitboards, the evaluation of ``bots/evaluation/<game>.py``, perft, and :class:`bots.negamax.AlphaBeta`'s
-search. The Python code stays the reference: the kernel reproduces it number for number (scores, moves,
-principal variations and node counts; ``tests/test_kernel.py``), so nothing that calls a search can tell
-which one ran, except by the clock. Without the kernel, or with ``PLYARENA_NO_SPEEDUPS=1`` in the
-environment of the process, everything runs in Python.
+search; for Othello also the exact endgame of :mod:`bots.othello_endgame`. The Python code stays the
+reference: the kernel reproduces it number for number (scores, moves, principal variations and node counts;
+``tests/test_kernel.py``), so nothing that calls a search can tell which one ran, except by the clock (the
+endgame gives the same scores and best moves, ``tests/test_othello_endgame.py``). Without the kernel, or
+with ``PLYARENA_NO_SPEEDUPS=1`` in the environment of the process, everything runs in Python.
 
 The kernel takes a position as a *state*, a tuple of plain ints read off the game's public fields by
 :func:`state_of`, and gives moves back as the Python rules write them.
@@ -130,7 +131,7 @@ def compiled_games() -> list[str]:
 def kernel_type(game: str) -> Any:
     """``game``'s type in the kernel, or ``None``: a searcher class (see :class:`CompiledSearcher`) whose
     static methods give the compiled ``perft``, ``evaluate``, ``order_keys`` and ``key_hash`` of a state,
-    for the tests and the benchmarks."""
+    for the tests and the benchmarks, and Othello's ``solve_endgame`` (:mod:`bots.othello_endgame`)."""
     binding = _BY_GAME.get(game)
     return None if binding is None else binding.kernel_type()
 

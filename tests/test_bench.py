@@ -28,6 +28,7 @@ KERNEL_TITLES = (
     "perft beside small C bitboard programs",
     "the same searches in C and in Python",
     "the top levels",
+    "Othello's exact endgame",
     "easyAI's Negamax at depth 8",
 )
 HAVE_EASYAI = importlib.util.find_spec("easyAI") is not None
@@ -50,7 +51,7 @@ def test_quick_engine_benchmark_writes_its_section(tmp_path: Path, pons_sets: Pa
     else:
         assert "easyAI comparison skipped" in text
     if compiled_games():  # the kernel beside Python: the same searches, and each target met or not
-        for title in KERNEL_TITLES[: 4 if HAVE_EASYAI else 3]:
+        for title in KERNEL_TITLES[: 5 if HAVE_EASYAI else 4]:
             assert f"### Compiled kernel: {title}" in text
         assert re.search(r"^\| othello \| 2 \| [0-9.]+ \| [0-9,]+ \| yes \|", text, re.MULTILINE)
     else:

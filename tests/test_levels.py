@@ -143,6 +143,7 @@ def test_an_engine_level_names_its_engine_and_uci_options() -> None:
         ({"opponent": '{ model = "uniform" }'}, r"field 'opponent': only expectimax levels"),
         ({"style": '"expectimax"', "opponent": '{ model = "genius" }'}, r"field 'model': expected one of"),
         ({"solver": "true", "style": '"expectimax"'}, r"field 'solver': an exact solver plays the best move"),
+        ({"solve_empties": "14"}, r"field 'solve_empties': only othello has an exact endgame solver"),
         ({"depth": "true"}, r"field 'depth': expected an integer >= 1, got True"),
         ({"style": '"engine"'}, r"field 'engine': expected the engine's name"),
         ({"style": '"engine"', "engine": '"Stock Fish"'}, r"field 'engine': expected the engine's name"),
@@ -162,6 +163,25 @@ def test_a_malformed_level_is_named_with_its_field(changes: dict[str, str], mess
     with pytest.raises(LevelTableError, match=message) as caught:
         parse_table(_table(**changes), "test.toml")
     assert str(caught.value).startswith("test.toml, game 'tictactoe'")
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"solve_empties": "0"}, r"field 'solve_empties': expected an integer >= 1, got 0"),
+        ({"solve_empties": "21"}, r"'solve_empties': at most 20 \(more takes too long a move\), got 21"),
+        ({"solve_empties": "14", "noise": "{ temperature = 1 }"}, r"an exact endgame plays the best move"),
+        ({"solve_empties": "14", "style": '"expectimax"'}, r"field 'solve_empties': an exact endgame plays"),
+    ],
+)
+def test_an_exact_endgame_is_for_a_best_move_level_in_reach(changes: dict[str, str], message: str) -> None:
+    def othello_table(**fields: str) -> str:
+        return _table(**fields).replace("tictactoe", "othello")
+
+    with pytest.raises(LevelTableError, match=message) as caught:
+        parse_table(othello_table(**changes), "test.toml")
+    assert str(caught.value).startswith("test.toml, game 'othello', level 3")
+    assert parse_table(othello_table(solve_empties="14"))["othello"][2].solve_empties == 14
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,5 @@
-/* bots._kernel: the compiled alpha-beta, move generation, evaluation and perft of the bitboard games.
+/* bots._kernel: the compiled alpha-beta, move generation, evaluation and perft of the bitboard games, and
+ * Othello's exact endgame.
  *
  * One type per game (Connect4, Othello, Checkers), each from its own file; bots/speedups.py imports this
  * module when it was built, and the pure-Python search runs wherever it was not.

@@ -349,10 +349,14 @@ static void release_position(Position *Py_UNUSED(position))
 {
 }
 
+static void endgame_init_order(void);
+
 static int game_init(void)
 {
+    endgame_init_order();
     return 0;
 }
 
 #include "negamax.h"
+#include "othello_endgame.h"
 #include "searcher_type.h"

@@ -12,6 +12,7 @@
  *   long long perft(Position *, int depth)    games.base.perft, or -1 if a position had too many moves
  *   int  history_init(History *);  void history_free(History *)
  *   int  game_init(void)                 fills the game's tables once, when the module is imported
+ * and may define GAME_METHODS, more entries of the type's method table (Othello's exact endgame).
  */
 
 static PyObject *too_many_moves_error(void)
@@ -194,6 +195,9 @@ static PyMethodDef Searcher_methods[] = {
      "order_keys(state) -> [(move, order_key), ...] for the legal moves, in legal_moves() order."},
     {"key_hash", (PyCFunction)Searcher_key_hash, METH_O | METH_STATIC,
      "key_hash(state) -> hash(position.key()) as the kernel computes it, modulo 2**64."},
+#ifdef GAME_METHODS
+    GAME_METHODS
+#endif
     {NULL, NULL, 0, NULL},
 };
 

@@ -23,10 +23,17 @@ const MAX_PLY = 10_000;
 
 export const isDecisive = (score) => Math.abs(score) > WIN - MAX_PLY;
 
-/** A person's reading of a score: "win in 3", "loss in 4" or "+12". */
-export function describeScore(score) {
-  if (isDecisive(score)) return `${score > 0 ? "win" : "loss"} in ${WIN - Math.abs(score)}`;
-  return formatScore(score);
+/** Games whose solved endings rank wins by the final margin (bots/othello_endgame.py): a win by m
+ * discs scores WIN - most + m, where most is the widest margin the board allows. */
+const MARGIN_GAMES = { othello: 64 };
+
+/** A person's reading of a score: "win in 3", "loss in 4", "win by 6 discs" or "+12". */
+export function describeScore(score, game = null) {
+  if (!isDecisive(score)) return formatScore(score);
+  const result = score > 0 ? "win" : "loss";
+  const most = MARGIN_GAMES[game];
+  if (most !== undefined) return `${result} by ${Math.abs(score) - (WIN - most)} discs`;
+  return `${result} in ${WIN - Math.abs(score)}`;
 }
 
 /** A typical evaluation size for the squash: the upper quartile of |score|, at least 1. */
@@ -71,8 +78,8 @@ export function formatNodes(nodes) {
  * 85 ms)", or a search's "depth 9, +35, pv 4 4 3 (48,211 nodes, 400 ms)" (with no source said, the
  * same without what is missing).
  */
-export function describeEngine(engine) {
-  const score = typeof engine.score === "number" ? describeScore(engine.score) : "no score";
+export function describeEngine(engine, game = null) {
+  const score = typeof engine.score === "number" ? describeScore(engine.score, game) : "no score";
   if (engine.source === "book") return `book: ${score}`;
   const { depth, nodes } = engineFigures(engine);
   const costs = [];
@@ -87,12 +94,13 @@ export function describeEngine(engine) {
 
 /**
  * @param {{points: {ply: number, seat: number, score: number, engine: object}[],
- *          plies: number, current: number, sides: string[], onSelect?: (ply: number) => void}} options
+ *          plies: number, current: number, sides: string[], onSelect?: (ply: number) => void,
+ *          game?: string}} options
  *   `ply` of a point is the number of moves played once the scored move is on the board (1 = first move);
  *   `engine` is what the bot said of it, as the API gives it.
  * @returns {SVGSVGElement}
  */
-export function evalGraph({ points, plies, current, sides, onSelect }) {
+export function evalGraph({ points, plies, current, sides, onSelect, game = null }) {
   const scored = points.filter((point) => typeof point.score === "number");
   const k = scale(scored.map(scoreForFirstSeat));
   const innerWidth = WIDTH - PAD.left - PAD.right;
@@ -105,7 +113,7 @@ export function evalGraph({ points, plies, current, sides, onSelect }) {
   const last = scored.at(-1);
   const summary = last
     ? `Bot evaluation over ${scored.length} bot moves; ` +
-      `last: ${describeScore(scoreForFirstSeat(last))} for ${sides[0]}`
+      `last: ${describeScore(scoreForFirstSeat(last), game)} for ${sides[0]}`
     : "No bot evaluations in this game";
   const graph = svg("svg", {
     class: "eval-graph",
@@ -133,7 +141,7 @@ export function evalGraph({ points, plies, current, sides, onSelect }) {
     );
     for (const point of scored) {
       const score = scoreForFirstSeat(point);
-      const detail = [`ply ${point.ply} (${sides[point.seat]}): ${describeScore(score)} for ${sides[0]}`];
+      const detail = [`ply ${point.ply} (${sides[point.seat]}): ${describeScore(score, game)} for ${sides[0]}`];
       const { depth } = engineFigures(point.engine);
       if (point.engine.source === "book" || point.engine.source === "solved") detail.push(point.engine.source);
       else if (typeof depth === "number") detail.push(`depth ${depth}`);

@@ -41,9 +41,9 @@ export function resultText(record, names) {
 }
 
 /** " — book: win in 12" or " — depth 9, +12, pv 4 4 3" for a bot move, "" for a person's. */
-function searchSummary(engine) {
+function searchSummary(engine, game) {
   if (typeof engine?.score !== "number") return "";
-  return ` — ${describeEngine(engine)}`;
+  return ` — ${describeEngine(engine, game)}`;
 }
 
 /** The "From" column: where a bot move came from. */
@@ -150,7 +150,7 @@ export function mount(container, app, [matchId]) {
               h("td", {}, sides[move.seat]),
               h("td", {}, shown(move)),
               h("td", { class: "source" }, SOURCE_NAMES[move.engine.source] ?? "–"),
-              h("td", {}, describeScore(move.engine.score)),
+              h("td", {}, describeScore(move.engine.score, record.game)),
               h("td", {}, depth ?? "–"),
               h("td", {}, nodes === null ? "–" : formatNodes(nodes)),
               h("td", {}, typeof move.engine.time_ms === "number" ? `${move.engine.time_ms} ms` : "–"),
@@ -323,14 +323,14 @@ export function mount(container, app, [matchId]) {
     replaceChildren(ui.playButton, icon(playing ? "pause" : "play"), playing ? "Pause" : "Play");
     ui.playButton.setAttribute("aria-label", playing ? "Pause the replay" : "Play the replay");
     ui.current.textContent = move
-      ? `Ply ${ply}: ${ui.sides[move.seat]} played ${shown(move)}${searchSummary(move.engine)}`
+      ? `Ply ${ply}: ${ui.sides[move.seat]} played ${shown(move)}${searchSummary(move.engine, record.game)}`
       : "Start position";
     renderMoveList(ui.moves, record.moves.map(shown), { current: ply, onSelect: show, sides: ui.sides });
     const points = botMoves().map((m) => ({ ply: m.ply, seat: m.seat, score: m.engine.score, engine: m.engine }));
     if (points.length) {
       replaceChildren(
         ui.graph,
-        evalGraph({ points, plies: plies(), current: ply, sides: ui.sides, onSelect: show }),
+        evalGraph({ points, plies: plies(), current: ply, sides: ui.sides, onSelect: show, game: record.game }),
       );
       replaceChildren(ui.engines, engineTable(ui.sides));
     }
