@@ -14,6 +14,7 @@ import pytest
 from support.services import PrivateMosquitto, mosquitto_binary
 
 from bench.loadgen.failover import FailoverPlan, run_failover
+from plyarena.cli import main
 
 ADOPTION_LIMIT_S = 10.0
 """The issue's bound: from the lease's lapse until every match of the dead instance is live elsewhere."""
@@ -52,3 +53,10 @@ async def test_a_killed_instances_live_matches_play_on_at_the_others_with_nothin
     assert report.finished == plan.matches
     assert report.double_hosted == []
     assert report.host_changes == report.killed_matches
+
+
+def test_the_failover_bench_needs_a_shared_postgresql_and_broker(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "server", "--mode", "failover", "--no-output"]) == 1
+    assert "needs a PostgreSQL --db and an --mqtt broker" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="at least 2 instances"):
+        FailoverPlan(instances=1)
