@@ -416,8 +416,8 @@ class BotPlayer:
     # ------------------------------------------------------------------ playing
 
     def _think_if_our_turn(self, session: MatchSession) -> None:
-        if not session.our_turn:
-            return
+        if not session.our_turn or (session.position is not None and session.position.outcome() is not None):
+            return  # (a move that ended the game is sent before the game's end: nothing to answer)
         if session.thinking is not None and not session.thinking.done():
             if session.thinking_ply == session.ply:
                 return  # already thinking about this ply

@@ -33,6 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from bench.loadgen.following import Followed, FollowingPerson
 from bench.loadgen.target import ServerUnderTest
+from bench.machine import machine_description
 from bots.fleet import Fleet, FleetConfig
 from bots.link import Backoff
 from bots.lobby_feeds import mqtt_client
@@ -97,6 +98,8 @@ class FailoverReport:
     """Changes of a match's host seen in the database: one per match of the killed instance."""
     duration_s: float
     problems: list[str] = field(default_factory=list)
+    machine: str = field(default_factory=machine_description)
+    date: str = field(default_factory=lambda: time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
 
     @property
     def adoption_s(self) -> float:
@@ -363,7 +366,14 @@ def render_markdown(report: FailoverReport, command: str) -> str:
     lines = [
         "## Failover: one of several instances killed",
         "",
-        f"`{command}`",
+        f"`{command}` on {report.machine}, {report.date}. The instances are `plyarena serve` processes "
+        "sharing the database and the broker; one fleet in the bench's process seats the bots; each person "
+        "plays its first move, and once every match is live with its person to move waiting, they go on "
+        "and the first instance is killed 0.1 s later. Times are from when its lease lapsed (the database's "
+        "expiry, read at the kill): to the database naming another host for each of its matches, to each "
+        "person having its match's state from the new host, to each bot's first move there (as the broker "
+        "carries the matches' moves). A move is lost if a person saw it acknowledged and the stored game "
+        "lacks it.",
         "",
         "| | |",
         "|---|---|",
