@@ -325,7 +325,7 @@ class Fleet:
 
     async def _join(self, known: _Known, spec: BotSpec, ticket: Ticket) -> None:
         match_id = known.entry.match_id
-        player = self._player(known.url, spec)
+        player = self.bot_at(known.url, spec)
         moved_to: str | None = None
         try:
             await player.join(match_id, ticket=ticket)
@@ -336,7 +336,7 @@ class Fleet:
                 moved_to = error.error.url  # the lobby entry was stale: another instance took the match over
             elif not isinstance(error, RequestFailed):
                 # An unreachable server (a stale lobby entry, say).
-                await self._drop_if_idle(known.url, spec, player)
+                await self.drop_if_idle(player)
         else:
             self._seated.add(match_id)
             waited = time.monotonic() - self._first_seen.get(match_id, time.monotonic())
@@ -377,24 +377,24 @@ class Fleet:
         for feed in self._feeds:
             if isinstance(feed, ServerLobby) and feed.url == url and feed.link.connected.is_set():
                 return feed.link
-        player = self._player(url, spec)
+        player = self.bot_at(url, spec)
         try:
             await player.link.wait_connected()
         except (ConnectionError, TimeoutError):
-            await self._drop_if_idle(url, spec, player)
+            await self.drop_if_idle(player)
             raise
         return player.link
 
-    async def _drop_if_idle(self, url: str, spec: BotSpec, player: BotPlayer) -> None:
-        """Close a bot that plays nothing at ``url`` and was opened for nothing else: one that cannot reach
-        its server (it would knock on its door), or one brought back with no game to resume."""
+    async def drop_if_idle(self, player: BotPlayer) -> None:
+        """Close a bot that plays nothing and was opened for nothing else: one that cannot reach its server
+        (it would knock on its door), or one brought back with no game to resume."""
         if not player.sessions:
-            shards = self.players.get((url, spec), [])
+            shards = self.players.get((player.url, player.spec), [])
             if player in shards:
                 shards.remove(player)
             await player.close()
 
-    def _player(self, url: str, spec: BotSpec, token: str | None = None) -> BotPlayer:
+    def bot_at(self, url: str, spec: BotSpec, token: str | None = None) -> BotPlayer:
         """The bot to seat: a connection of ``spec`` at ``url`` with room, or a new one; the player of
         ``token`` if given (a match followed from another instance sharing the database goes on with the
         player who sits in it).
@@ -460,7 +460,7 @@ class Fleet:
         for match_id in welcome.matches:
             if self._plays(match_id):
                 continue
-            shard = self._player(player.url, player.spec, player.link.token)
+            shard = self.bot_at(player.url, player.spec, player.link.token)
             if not shard.link.connected.is_set():
                 return
             shard.play_on(match_id)
@@ -468,13 +468,6 @@ class Fleet:
     def bots(self) -> list[BotPlayer]:
         """Every bot connection of the fleet."""
         return [player for shards in self.players.values() for player in shards]
-
-    def bot_at(self, url: str, spec: BotSpec, token: str | None) -> BotPlayer:
-        """A connection of ``spec`` as the player of ``token`` at ``url`` (for :mod:`bots.hosts`)."""
-        return self._player(url, spec, token)
-
-    async def drop_if_idle(self, player: BotPlayer) -> None:
-        await self._drop_if_idle(player.url, player.spec, player)
 
     def instance_urls(self) -> set[str]:
         """The instances the fleet knows of and believes online: those the broker's statuses say are
@@ -517,7 +510,7 @@ class Fleet:
         its server has not answered within ``restore_patience_s``; the token stays in the file, and the
         next time the fleet seats that bot there it comes back as the same player.
         """
-        player = self._player(url, spec)
+        player = self.bot_at(url, spec)
         welcomed = self._restoring[player] = asyncio.Event()
         try:
             async with asyncio.timeout(self.config.restore_patience_s):
@@ -530,7 +523,7 @@ class Fleet:
         if player.sessions and player.link.welcome is not None:
             log.info("%s resumes %d game(s) at %s, %d on its first connection", spec.name,
                      len(player.link.welcome.matches), url, len(player.sessions))  # fmt: skip
-        await self._drop_if_idle(url, spec, player)
+        await self.drop_if_idle(player)
 
     def _welcomed(self, player: BotPlayer) -> None:
         """A bot was welcomed: keep its token (new after a refused one) in the state file, if any, and give
