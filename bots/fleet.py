@@ -79,9 +79,10 @@ class FleetConfig:
     restore_patience_s: float = 60.0
     """How long a bot brought back from the state file tries to reach its server (the servers' default
     grace: by then one that stayed up has forfeited its games anyway)."""
-    host_patience_s: float = 1.0
-    """How long a bot's server may be out of reach before its matches are looked for on other instances
-    (a restart of the same server is then found there too)."""
+    host_patience_s: float = 3.0
+    """How long a bot's server may be out of reach before its matches are looked for on other instances:
+    no instance takes a match over before the host's lease (3 s at the least) lapses, and a server that
+    restarts sooner is found by the bot's own reconnections."""
     follow_every_s: float = 0.5
     """How often the fleet asks another instance for a match whose host it looks for."""
 

@@ -24,9 +24,10 @@ from bots.session import MatchSession
 
 log = logging.getLogger(__name__)
 
-OUT_OF_REACH_S = 10.0
+OUT_OF_REACH_S = 3.0
 """How long a URL at which a bot's server was out of reach is not asked again, unless a bot is welcomed
-there meanwhile (a link to it that kept failing is closed once it has nothing to play)."""
+there meanwhile (a link to it that kept failing is closed once it has nothing to play): then it is asked
+again, in turn, in case it came back."""
 
 
 class Seats(Protocol):

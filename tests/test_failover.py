@@ -52,7 +52,8 @@ async def test_a_killed_instances_live_matches_play_on_at_the_others_with_nothin
     assert report.acknowledged_moves > 0 and report.lost_moves == 0
     assert report.finished == plan.matches
     assert report.double_hosted == []
-    assert report.host_changes == report.killed_matches
+    # (at least: an instance stalled past its lease on a loaded machine would have its matches taken over too)
+    assert report.host_changes >= report.killed_matches
 
 
 def test_the_failover_bench_needs_a_shared_postgresql_and_broker(capsys: pytest.CaptureFixture[str]) -> None:
