@@ -48,13 +48,21 @@ class Seats(Protocol):
 
 @dataclass(slots=True)
 class Adrift:
-    """A match whose host the finder looks for, and where to ask next."""
+    """A match whose host the finder looks for, and when to ask next."""
 
     session: MatchSession
+    next_at: float
+
+
+@dataclass(slots=True)
+class Search:
+    """Who plays a match the finder looked for, and how many instances it asked."""
+
     spec: BotSpec
     token: str | None
-    """The player who sits in it: its bot plays it on wherever it is hosted."""
-    next_at: float
+    """The player who sits in it, whose bot plays it on wherever it is hosted (the bot that asked a
+    server of another database became a new player there, so its token is not taken)."""
+    asked: int = 0
 
 
 class MatchFinder:
@@ -66,8 +74,8 @@ class MatchFinder:
         self.every_s = every_s
         self.adrift: dict[str, Adrift] = {}
         """Matches whose host is looked for, by id."""
-        self._asked: dict[str, int] = {}
-        """How many instances were asked for each match looked for, so that the next asks the next one."""
+        self._searches: dict[str, Search] = {}
+        """Each match looked for since its bot began playing it."""
         self._out_of_reach: dict[str, float] = {}
         """URLs at which a bot's server was out of reach, and when that was found."""
         self._foreign: set[str] = set()
@@ -96,9 +104,9 @@ class MatchFinder:
                                  player.spec.name, player.url, match_id)  # fmt: skip
                         self._drift(session, player, at=now)
                 await self.seats.drop_if_idle(player)
-        playing = {match_id for player in self.seats.bots() for match_id in player.sessions}
-        for match_id in [match_id for match_id in self._asked if match_id not in playing | set(self.adrift)]:
-            del self._asked[match_id]
+        followed = set(self.adrift).union(*(player.sessions for player in self.seats.bots()))
+        for match_id in [match_id for match_id in self._searches if match_id not in followed]:
+            del self._searches[match_id]
         for adrift in [adrift for adrift in self.adrift.values() if adrift.next_at <= now]:
             self._ask(adrift, now)
 
@@ -112,7 +120,9 @@ class MatchFinder:
             self._foreign.add(player.url)
             self._spawn_drop(player)
         if url is not None and url != player.url and not self._unreachable(url, now):
-            self.seats.bot_at(url, player.spec, player.link.token).take_over(session)
+            search = self._searches.get(session.match_id)
+            token = player.link.token if search is None else search.token
+            self.seats.bot_at(url, player.spec, token).take_over(session)
         else:
             self._drift(session, player, at=now + self.every_s)
 
@@ -134,7 +144,8 @@ class MatchFinder:
         self.adrift.clear()
 
     def _drift(self, session: MatchSession, player: BotPlayer, *, at: float) -> None:
-        self.adrift[session.match_id] = Adrift(session, player.spec, player.link.token, at)
+        self._searches.setdefault(session.match_id, Search(player.spec, player.link.token))
+        self.adrift[session.match_id] = Adrift(session, at)
 
     def _ask(self, adrift: Adrift, now: float) -> None:
         """Give the match to a bot at the next instance within reach, which asks it for the match (and
@@ -148,12 +159,12 @@ class MatchFinder:
             adrift.next_at = now + self.every_s
             return
         match_id = adrift.session.match_id
-        asked = self._asked.get(match_id, 0)
-        self._asked[match_id] = asked + 1
+        search = self._searches[match_id]
+        url = candidates[search.asked % len(candidates)]
+        search.asked += 1
         del self.adrift[match_id]
         # (should that instance be out of reach too, its bot's matches come back here after the patience)
-        bot = self.seats.bot_at(candidates[asked % len(candidates)], adrift.spec, adrift.token)
-        bot.take_over(adrift.session)
+        self.seats.bot_at(url, search.spec, search.token).take_over(adrift.session)
 
     def _spawn_drop(self, player: BotPlayer) -> None:
         task = asyncio.get_running_loop().create_task(self.seats.drop_if_idle(player))

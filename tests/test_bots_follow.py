@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from support.fixtures import Connect
+from support.process import free_port
 from support.services import PrivateMosquitto, mosquitto_binary
 from support.waiting import wait_until
 
@@ -123,12 +124,15 @@ class Seats:
     def __init__(self, urls: list[str]) -> None:
         self.urls = urls
         self.made: dict[str, BotPlayer] = {}
+        self.tokens: list[str | None] = []
+        """The player each bot asked for was to be."""
         self.dropped: list[str] = []
 
     def bots(self) -> list[BotPlayer]:
         return list(self.made.values())
 
     def bot_at(self, url: str, spec: BotSpec, token: str | None) -> BotPlayer:
+        self.tokens.append(token)
         if url not in self.made:
             self.made[url] = BotPlayer(url, spec, pool=None, token=token)  # type: ignore[arg-type]
         return self.made[url]
@@ -160,12 +164,25 @@ async def test_the_finder_asks_each_instance_in_reach_in_turn_until_one_hosts_th
     await finder.look()  # so the next one is asked
     assert seats.made[second].sessions["m1"] is session
     seats.made[second].hand_over("m1")
+    seats.made[second].link.token = "a new player there"  # (its hello's token was refused)
     finder.elsewhere(seats.made[second], session, None, False)  # another database: never asked again
     await finder.look()
     await finder.look()
     assert seats.made[first].sessions["m1"] is session and "m1" not in finder.adrift
+    assert set(seats.tokens) == {"token"}, "always asked as the player who sits in the match"
 
     # A welcome that lists a match looked for hands it to that connection.
     seats.made[first].hand_over("m1")
     finder.elsewhere(seats.made[first], session, dead, True)
     assert finder.give(seats.made[first], "m1") and seats.made[first].sessions["m1"] is session
+
+
+async def test_a_link_says_since_when_its_server_is_out_of_reach(arena: Server, pool: SearchPool) -> None:
+    nowhere = BotPlayer(f"ws://127.0.0.1:{free_port()}/ws", SPEC, pool, backoff=FAST)
+    async with nowhere, BotPlayer(arena.ws_url, SPEC, pool, backoff=FAST) as there:
+        await wait_until(lambda: nowhere.link.down_since is not None, 10, "a failed attempt")
+        await there.link.wait_connected()
+        assert there.link.down_since is None
+        first_failure = nowhere.link.down_since
+        await wait_until(lambda: nowhere.link.failures >= 2, 10, "a second failed attempt")
+        assert nowhere.link.down_since == first_failure, "out of reach since the first failure"
