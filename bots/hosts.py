@@ -85,7 +85,10 @@ class MatchFinder:
     async def run(self) -> None:
         """Every ``every_s``: take the matches of bots whose server is out of reach, and ask for hosts."""
         while True:
-            await self.look()
+            try:
+                await self.look()
+            except Exception:  # (a bug here must not stop the fleet's games: the next round tries again)
+                log.exception("looking for the hosts of matches failed")
             await asyncio.sleep(self.every_s)
 
     async def look(self) -> None:
@@ -137,6 +140,8 @@ class MatchFinder:
 
     def close(self) -> None:
         """Give back the places of the matches still adrift (the fleet stops)."""
+        for task in self._tasks:
+            task.cancel()
         for adrift in self.adrift.values():
             for ticket in (adrift.session.ticket, adrift.session.rematch_ticket):
                 if ticket is not None:
