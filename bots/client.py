@@ -11,12 +11,13 @@ clock, and sends the move with the search's info.
 When the connection drops or the server restarts, its :class:`bots.link.Link`
 reconnects and says hello with the bot's token; the bot then asks, for every
 match it follows, for the events after the last sequence number it saw (or a
-full state), and plays on. A match that the server answers ``hosted_elsewhere``
-(another instance sharing its database hosts it, or took it over) is handed to
-the bot's owner (:attr:`BotPlayer.elsewhere`), which plays it on at its host with
-the same token: the fleet does so (:mod:`bots.fleet`). A move is always sent with the ply it answers, so a
+full state), and plays on. A move is always sent with the ply it answers, so a
 move sent twice across a reconnection is recognised by the server, never
-played twice. Draw and rematch offers are answered by :mod:`bots.manners`.
+played twice. A match that the server answers ``hosted_elsewhere`` (another
+instance sharing its database hosts it, or took it over) is handed to the bot's
+owner (:attr:`BotPlayer.elsewhere`), which plays it on at its host with the same
+token: the fleet does so (:mod:`bots.hosts`). Draw and rematch offers are
+answered by :mod:`bots.manners`.
 """
 
 from __future__ import annotations
@@ -47,10 +48,10 @@ GAME_CODES = {"tictactoe": "ttt", "connect4": "c4", "othello": "oth", "checkers"
 """Short game names for bot names; a game not listed goes by its full name."""
 
 RETRY_CODES = frozenset({"rate_limited", "unavailable", "internal"})
-HOSTED_ELSEWHERE = "hosted_elsewhere"
-"""The error code of a request for a match another instance hosts; its ``url`` says where."""
 """Error codes after which a move is sent again (nothing changed on the server)."""
 RETRY_DELAY_S = 0.25
+HOSTED_ELSEWHERE = "hosted_elsewhere"
+"""The error code of a request for a match another instance hosts; its ``url`` says where."""
 
 
 class Thinker(Protocol):
