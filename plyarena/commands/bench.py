@@ -539,7 +539,7 @@ MODES: dict[str, Mode] = {
     ),
     "server": Mode(
         "connections, live matches, durable moves/s and round trips of one server process, "
-        "against a raw websockets echo",
+        "against a raw websockets echo; or several instances, one killed (--mode failover)",
         _configure_server,
         _run_server,
     ),
