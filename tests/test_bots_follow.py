@@ -18,6 +18,7 @@ from bots.client import BotPlayer, BotSpec
 from bots.fleet import Fleet, FleetConfig
 from bots.hosts import MatchFinder
 from bots.link import Backoff
+from bots.lobby_feeds import MqttLobby
 from bots.pool import SearchPool
 from bots.session import MatchSession
 from server.app import Server, running_server
@@ -186,3 +187,19 @@ async def test_a_link_says_since_when_its_server_is_out_of_reach(arena: Server, 
         first_failure = nowhere.link.down_since
         await wait_until(lambda: nowhere.link.failures >= 2, 10, "a second failed attempt")
         assert nowhere.link.down_since == first_failure, "out of reach since the first failure"
+
+
+async def test_a_fleet_knows_each_instance_and_its_url_from_its_status(pool: SearchPool) -> None:
+    fleet = Fleet(pool, FleetConfig(levels={"tictactoe": (1,)}, backoff=FAST))
+    fleet.follow_mqtt("mqtt://127.0.0.1:1")
+    lobby = fleet._feeds[0]
+    assert isinstance(lobby, MqttLobby)
+    lobby._deliver("plyarena/v1/instances/alpha", b'{"online": true, "url": "ws://alpha/ws"}')
+    lobby._deliver("plyarena/v1/instances/beta", b'{"online": true, "url": "ws://beta/ws"}')
+    lobby._deliver("plyarena/v1/instances/gamma", b'{"online": true, "url": "javascript:alert(1)"}')
+    assert fleet.instance_urls() == {"ws://alpha/ws", "ws://beta/ws"}
+    lobby._deliver("plyarena/v1/instances/beta", b'{"online": false, "url": "ws://beta/ws"}')  # its will
+    assert fleet.instance_urls() == {"ws://alpha/ws"}
+    # Back under another id at the same URL (a restart with a new id): online again.
+    lobby._deliver("plyarena/v1/instances/delta", b'{"online": true, "url": "ws://beta/ws"}')
+    assert fleet.instance_urls() == {"ws://alpha/ws", "ws://beta/ws"}
