@@ -13,7 +13,11 @@ reconnects and says hello with the bot's token; the bot then asks, for every
 match it follows, for the events after the last sequence number it saw (or a
 full state), and plays on. A move is always sent with the ply it answers, so a
 move sent twice across a reconnection is recognised by the server, never
-played twice. Draw and rematch offers are answered by :mod:`bots.manners`.
+played twice. A match that the server answers ``hosted_elsewhere`` (another
+instance sharing its database hosts it, or took it over) is handed to the bot's
+owner (:attr:`BotPlayer.elsewhere`), which plays it on at its host with the same
+token: the fleet does so (:mod:`bots.hosts`). Draw and rematch offers are
+answered by :mod:`bots.manners`.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol
 
@@ -34,8 +38,9 @@ from bots.levels import level_table
 from bots.link import DEFAULT_BACKOFF, Backoff, Link, RequestFailed
 from bots.manners import DEFAULT_MANNERS, Manners
 from bots.pool import PoolFailedError, SearchError, ThinkRequest, ThinkResult
-from bots.timing import Clock, think_budget_ms
-from games import Position, get_game
+from bots.session import MatchSession
+from bots.timing import think_budget_ms
+from games import get_game
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +50,8 @@ GAME_CODES = {"tictactoe": "ttt", "connect4": "c4", "othello": "oth", "checkers"
 RETRY_CODES = frozenset({"rate_limited", "unavailable", "internal"})
 """Error codes after which a move is sent again (nothing changed on the server)."""
 RETRY_DELAY_S = 0.25
+HOSTED_ELSEWHERE = "hosted_elsewhere"
+"""The error code of a request for a match another instance hosts; its ``url`` says where."""
 
 
 class Thinker(Protocol):
@@ -91,51 +98,9 @@ def _specs_by_name() -> dict[str, BotSpec]:
     return {spec.name: spec for spec in specs}
 
 
-@dataclass(slots=True)
-class MatchSession:
-    """What a bot knows of one match it holds a seat in."""
-
-    match_id: str
-    ticket: Ticket | None = None
-    """The fleet's place this game takes, given back when the game ends."""
-    log: str | None = None
-    """The event log the sequence numbers belong to; ``None`` until the first ``match.state``."""
-    seq: int = 0
-    game: str = ""
-    status: str = "open"
-    you: int | None = None
-    moves: list[str] = field(default_factory=list)
-    position: Position | None = None
-    time_control: str = "untimed"
-    clocks_ms: list[int] | None = None
-    clocks_seen_at: float = 0.0
-    """``time.monotonic()`` when ``clocks_ms`` arrived: the running clock has ticked since."""
-    last_score: int | None = None
-    thinking: asyncio.Task[None] | None = None
-    thinking_ply: int = -1
-    """The ply ``thinking`` chooses (and, once chosen, keeps sending) a move for."""
-    rematch_ticket: Ticket | None = None
-    leave_timer: asyncio.TimerHandle | None = None
-
-    @property
-    def ply(self) -> int:
-        return len(self.moves)
-
-    @property
-    def our_turn(self) -> bool:
-        return self.status == "live" and self.position is not None and self.position.turn == self.you
-
-    @property
-    def over(self) -> bool:
-        return self.status in ("finished", "aborted")
-
-    def clock(self) -> Clock | None:
-        """Our clock now, or ``None`` when untimed."""
-        if self.clocks_ms is None or self.you is None:
-            return None
-        elapsed_ms = (time.monotonic() - self.clocks_seen_at) * 1000 if self.our_turn else 0.0
-        remaining = max(0, int(self.clocks_ms[self.you] - elapsed_ms))
-        return Clock(remaining, wire.increment_ms(self.time_control))
+Elsewhere = Callable[["BotPlayer", MatchSession, str | None, bool], None]
+"""Called with a match a bot followed that its server no longer hosts, the host's URL if it said, and
+whether it knows the match at all (``False``: that server does not share the match's database)."""
 
 
 class BotPlayer:
@@ -160,6 +125,7 @@ class BotPlayer:
         token: str | None = None,
         resume: Callable[[str], bool] | None = None,
         welcomed: Callable[[BotPlayer], None] | None = None,
+        elsewhere: Elsewhere | None = None,
     ) -> None:
         self.url = url
         self.spec = spec
@@ -176,6 +142,11 @@ class BotPlayer:
         self.welcomed = welcomed
         """Called after each ``welcome``, once the matches it lists are taken up (a fleet keeps the
         token, which is new after a refused one)."""
+        self.elsewhere = elsewhere
+        """Given each match this bot followed that its server says another instance hosts, with that
+        host's URL (``None`` if the server knows none), or a match taken over that the server does not know:
+        the session is no longer this bot's, its ticket still held, for a bot at the host to
+        :meth:`take_over`. ``None``: the match is let go."""
         self.sessions: dict[str, MatchSession] = {}
         self.results: dict[str, wire.MatchResult] = {}
         """How each finished match ended, by match id."""
@@ -232,7 +203,7 @@ class BotPlayer:
             await self._connected()
             await self.link.request(wire.JoinMatch(match_id=match_id, seat=seat))
         except BaseException:
-            if session.log is None:  # never got a state: we are not in this match
+            if session.log is None and self.sessions.get(match_id) is session:  # we are not in this match
                 self._forget(self.sessions.pop(match_id))
             raise
 
@@ -269,6 +240,28 @@ class BotPlayer:
         if match_id not in self.sessions:
             self._spawn(self._catch_up(self._take_up(match_id)))
 
+    def hand_over(self, match_id: str) -> MatchSession | None:
+        """Stop playing ``match_id`` here, keeping its places in :attr:`capacity`, so that a bot of the same
+        player at another server plays it on (:meth:`take_over`); ``None`` if this bot does not play it."""
+        session = self.sessions.pop(match_id, None)
+        if session is not None:
+            if session.thinking is not None:
+                session.thinking.cancel()
+            if session.leave_timer is not None:
+                session.leave_timer.cancel()
+                session.leave_timer = None
+        return session
+
+    def take_over(self, session: MatchSession) -> None:
+        """Play on a match a bot of the same player handed over (:meth:`hand_over`): catch up on it now if
+        connected, else once welcomed."""
+        if session.match_id in self.sessions:
+            raise ValueError(f"{self.spec.name} already plays match {session.match_id!r}")
+        self.sessions[session.match_id] = session
+        session.taken_over = True
+        if self.link.connected.is_set():
+            self._spawn(self._catch_up(session))
+
     async def _connected(self) -> None:
         self.start()
         await self.link.wait_connected()
@@ -278,14 +271,18 @@ class BotPlayer:
     async def on_welcome(self, welcome: wire.Welcome) -> None:
         """(Re)connected: catch up on every match we follow, and on those the server says we sit in that
         :attr:`resume` lets us take up."""
-        followed = [match_id for match_id, session in self.sessions.items() if session.log is not None]
+        followed = [
+            match_id
+            for match_id, session in self.sessions.items()
+            if session.log is not None or session.taken_over
+        ]
         for match_id in followed:
             self._spawn(self._catch_up(self._take_up(match_id)))
         # Listed but not followed: one we never heard of, or one whose join reply the drop swallowed. Each is
         # taken up before resume is asked about the next.
         for match_id in dict.fromkeys(welcome.matches):
             session = self.sessions.get(match_id)
-            if session is not None and session.log is not None:
+            if session is not None and (session.log is not None or session.taken_over):
                 continue
             if self.resume is None or self.resume(match_id):
                 self._spawn(self._catch_up(self._take_up(match_id)))
@@ -328,7 +325,14 @@ class BotPlayer:
         try:
             await self.link.request(request)
         except RequestFailed as error:
-            if error.error.code == "not_found":
+            if self.sessions.get(session.match_id) is not session:
+                return  # handed over meanwhile
+            if error.error.code == HOSTED_ELSEWHERE or (
+                error.error.code == "not_found" and session.taken_over
+            ):
+                # (a match taken over and not found here: this server does not share the database it is in)
+                self._relocate(session, error.error.url, found=error.error.code == HOSTED_ELSEWHERE)
+            elif error.error.code == "not_found":
                 log.warning("%s: match %s is gone from %s", self.spec.name, session.match_id, self.url)
                 self._forget(self.sessions.pop(session.match_id))
             else:
@@ -336,6 +340,17 @@ class BotPlayer:
         except (ConnectionError, TimeoutError) as error:
             log.info("%s: catching up on %s failed (%s); will retry on reconnect", self.spec.name,
                      session.match_id, error)  # fmt: skip
+
+    def _relocate(self, session: MatchSession, url: str | None, *, found: bool) -> None:
+        """The server says another instance hosts ``session``'s match (``found``), or knows no such match:
+        hand it to :attr:`elsewhere`."""
+        where = url or "another instance" if found else "no instance sharing this server's database"
+        log.info("%s: match %s is hosted at %s, not %s", self.spec.name, session.match_id, where, self.url)
+        self.hand_over(session.match_id)
+        if self.elsewhere is not None:
+            self.elsewhere(self, session, url, found)
+        else:
+            self._forget(session)
 
     def _adopt(self, state: wire.MatchState) -> None:
         """Start over from a full state of the match."""
@@ -402,8 +417,8 @@ class BotPlayer:
     # ------------------------------------------------------------------ playing
 
     def _think_if_our_turn(self, session: MatchSession) -> None:
-        if not session.our_turn:
-            return
+        if not session.our_turn or (session.position is not None and session.position.outcome() is not None):
+            return  # (a move that ended the game is sent before the game's end: nothing to answer)
         if session.thinking is not None and not session.thinking.done():
             if session.thinking_ply == session.ply:
                 return  # already thinking about this ply
@@ -447,7 +462,9 @@ class BotPlayer:
                 return
             except RequestFailed as error:
                 if error.error.code not in RETRY_CODES:
-                    if error.error.code not in ("stale_ply", "not_your_turn", "match_over"):
+                    if error.error.code == HOSTED_ELSEWHERE:
+                        self._spawn(self._catch_up(session))  # which follows the match to its host
+                    elif error.error.code not in ("stale_ply", "not_your_turn", "match_over"):
                         log.error("%s: move %s refused in %s: %s", self.spec.name, move.move,
                                   session.match_id, error)  # fmt: skip
                     return

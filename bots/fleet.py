@@ -23,6 +23,11 @@ and on start brings every bot identity it keeps back as the same player: the
 server's ``welcome`` lists the matches that bot still plays, and it plays on
 (see :meth:`Fleet._bring_back`), over as many connections as those games need
 (:meth:`Fleet._resumes`). Resumed games count against ``max_games``.
+
+Where instances share a database, each match is hosted by one of them: the fleet
+plays a match on at whichever instance hosts it now, as the same player, when a
+server answers ``hosted_elsewhere`` or a bot's server is out of reach for
+``host_patience_s`` (see :mod:`bots.hosts`).
 """
 
 from __future__ import annotations
@@ -36,8 +41,9 @@ from dataclasses import dataclass, field
 
 from bots import wire
 from bots.capacity import Capacity, Ticket
-from bots.client import BotPlayer, BotSpec, Thinker
+from bots.client import HOSTED_ELSEWHERE, BotPlayer, BotSpec, Thinker
 from bots.fleet_state import FleetState, FleetStateError
+from bots.hosts import MatchFinder
 from bots.levels import level as level_row
 from bots.link import DEFAULT_BACKOFF, Backoff, Link, RequestFailed
 from bots.lobby_feeds import MqttLobby, ServerLobby
@@ -73,6 +79,12 @@ class FleetConfig:
     restore_patience_s: float = 60.0
     """How long a bot brought back from the state file tries to reach its server (the servers' default
     grace: by then one that stayed up has forfeited its games anyway)."""
+    host_patience_s: float = 3.0
+    """How long a bot's server may be out of reach before its matches are looked for on other instances:
+    no instance takes a match over before the host's lease (3 s at the least) lapses, and a server that
+    restarts sooner is found by the bot's own reconnections."""
+    follow_every_s: float = 0.5
+    """How often the fleet asks another instance for a match whose host it looks for."""
 
 
 @dataclass(slots=True)
@@ -136,6 +148,8 @@ class Fleet:
         self._run_task: asyncio.Task[None] | None = None
         self._restoring: dict[BotPlayer, asyncio.Event] = {}
         """Bots brought back from the state file, set once their first welcome is handled."""
+        self.finder = MatchFinder(self, patience_s=config.host_patience_s, every_s=config.follow_every_s)
+        """Follows matches to their hosts (:mod:`bots.hosts`)."""
 
     # ------------------------------------------------------------------ wiring
 
@@ -160,6 +174,7 @@ class Fleet:
         self._feed_tasks = [
             asyncio.create_task(feed.run(), name=f"lobby feed {feed.url}") for feed in self._feeds
         ]
+        self._feed_tasks.append(asyncio.create_task(self.finder.run(), name="following matches to hosts"))
         await self._announce()
         try:
             await asyncio.gather(*self._feed_tasks)
@@ -199,6 +214,7 @@ class Fleet:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await asyncio.gather(*(player.close() for player in self.bots()), return_exceptions=True)
+        self.finder.close()
         await asyncio.gather(*(feed.close() for feed in self._feeds if isinstance(feed, ServerLobby)))
 
     async def __aenter__(self) -> Fleet:
@@ -310,15 +326,18 @@ class Fleet:
 
     async def _join(self, known: _Known, spec: BotSpec, ticket: Ticket) -> None:
         match_id = known.entry.match_id
-        player = self._player(known.url, spec)
+        player = self.bot_at(known.url, spec)
+        moved_to: str | None = None
         try:
             await player.join(match_id, ticket=ticket)
         except (RequestFailed, ConnectionError, TimeoutError) as error:
             log.info("could not seat %s in %s: %s", spec.name, match_id, error)
             ticket.release()
-            if not isinstance(error, RequestFailed):
+            if isinstance(error, RequestFailed) and error.error.code == HOSTED_ELSEWHERE:
+                moved_to = error.error.url  # the lobby entry was stale: another instance took the match over
+            elif not isinstance(error, RequestFailed):
                 # An unreachable server (a stale lobby entry, say).
-                await self._drop_if_idle(known.url, spec, player)
+                await self.drop_if_idle(player)
         else:
             self._seated.add(match_id)
             waited = time.monotonic() - self._first_seen.get(match_id, time.monotonic())
@@ -327,6 +346,9 @@ class Fleet:
                      known.url, waited * 1000)  # fmt: skip
         finally:
             self._joining.discard(match_id)
+        if moved_to is not None and moved_to != known.url and self._known.get(match_id) is known:
+            known.url = moved_to
+            self._consider(known)
 
     def _note_places(self) -> None:
         """Tell each waiting bot request its place in line where that changed (games ended, requests
@@ -356,25 +378,27 @@ class Fleet:
         for feed in self._feeds:
             if isinstance(feed, ServerLobby) and feed.url == url and feed.link.connected.is_set():
                 return feed.link
-        player = self._player(url, spec)
+        player = self.bot_at(url, spec)
         try:
             await player.link.wait_connected()
         except (ConnectionError, TimeoutError):
-            await self._drop_if_idle(url, spec, player)
+            await self.drop_if_idle(player)
             raise
         return player.link
 
-    async def _drop_if_idle(self, url: str, spec: BotSpec, player: BotPlayer) -> None:
-        """Close a bot that plays nothing at ``url`` and was opened for nothing else: one that cannot reach
-        its server (it would knock on its door), or one brought back with no game to resume."""
+    async def drop_if_idle(self, player: BotPlayer) -> None:
+        """Close a bot that plays nothing and was opened for nothing else: one that cannot reach its server
+        (it would knock on its door), or one brought back with no game to resume."""
         if not player.sessions:
-            shards = self.players.get((url, spec), [])
+            shards = self.players.get((player.url, player.spec), [])
             if player in shards:
                 shards.remove(player)
             await player.close()
 
-    def _player(self, url: str, spec: BotSpec) -> BotPlayer:
-        """The bot to seat: a connection of ``spec`` at ``url`` with room, or a new one.
+    def bot_at(self, url: str, spec: BotSpec, token: str | None = None) -> BotPlayer:
+        """The bot to seat: a connection of ``spec`` at ``url`` with room, or a new one; the player of
+        ``token`` if given (a match followed from another instance sharing the database goes on with the
+        player who sits in it).
 
         A server limits each connection's requests per second, so one connection
         plays at most :data:`GAMES_PER_CONNECTION` games; more connections of the
@@ -382,14 +406,16 @@ class Fleet:
         """
         shards = self.players.setdefault((url, spec), [])
         for player in shards:
-            if player.playing < GAMES_PER_CONNECTION:
+            if player.playing < GAMES_PER_CONNECTION and token in (None, player.link.token):
                 return player
-        token = next((player.link.token for player in shards if player.link.token), None)
+        if token is None:
+            token = next((player.link.token for player in shards if player.link.token), None)
         if token is None and self.state is not None:
             token = self.state.token(url, spec.name)
         player = BotPlayer(
             url, spec, self._thinker(spec), manners=self.config.manners, capacity=self.capacity,
             backoff=self.config.backoff, token=token, welcomed=self._welcomed,
+            elsewhere=self.finder.elsewhere,
         )  # fmt: skip
         player.resume = lambda match_id: self._resumes(player, match_id)
         shards.append(player)
@@ -411,10 +437,15 @@ class Fleet:
         with a bot that plays more games than one connection may, or when a reconnection finds a game no
         connection follows (one whose join reply was lost).
         """
-        shards = self.players.get((player.url, player.spec), [])
-        if any(match_id in shard.sessions for shard in shards if shard is not player):
+        if self.finder.give(player, match_id):
+            return False  # its host was looked for: it is here, and this connection plays it on
+        if any(match_id in bot.sessions for bot in self.bots() if bot is not player):
             return False
         return match_id in player.sessions or player.playing < GAMES_PER_CONNECTION
+
+    def _plays(self, match_id: str) -> bool:
+        """Whether a bot of the fleet plays ``match_id`` (or the fleet looks for its host)."""
+        return match_id in self.finder.adrift or any(match_id in bot.sessions for bot in self.bots())
 
     def _hand_on(self, player: BotPlayer) -> None:
         """Give each match ``player``'s welcome lists that no connection of its bot plays (it had no room,
@@ -428,9 +459,9 @@ class Fleet:
         if welcome is None or player not in shards:
             return
         for match_id in welcome.matches:
-            if any(match_id in shard.sessions for shard in shards):
+            if self._plays(match_id):
                 continue
-            shard = self._player(player.url, player.spec)
+            shard = self.bot_at(player.url, player.spec, player.link.token)
             if not shard.link.connected.is_set():
                 return
             shard.play_on(match_id)
@@ -438,6 +469,20 @@ class Fleet:
     def bots(self) -> list[BotPlayer]:
         """Every bot connection of the fleet."""
         return [player for shards in self.players.values() for player in shards]
+
+    def instance_urls(self) -> set[str]:
+        """The instances the fleet knows of and believes online: those the broker's statuses say are
+        online, the servers it follows, and where its bots and the lobby entries it saw are."""
+        urls = {bot.url for bot in self.bots()} | {known.url for known in self._known.values()}
+        online: set[str] = set()
+        offline: set[str] = set()
+        for feed in self._feeds:
+            if isinstance(feed, MqttLobby):
+                online |= feed.instance_urls(online=True)
+                offline |= feed.instance_urls(online=False)
+            else:
+                urls.add(feed.url)
+        return (urls | online) - (offline - online)
 
     # ------------------------------------------------------------------ the state file
 
@@ -466,7 +511,7 @@ class Fleet:
         its server has not answered within ``restore_patience_s``; the token stays in the file, and the
         next time the fleet seats that bot there it comes back as the same player.
         """
-        player = self._player(url, spec)
+        player = self.bot_at(url, spec)
         welcomed = self._restoring[player] = asyncio.Event()
         try:
             async with asyncio.timeout(self.config.restore_patience_s):
@@ -479,7 +524,7 @@ class Fleet:
         if player.sessions and player.link.welcome is not None:
             log.info("%s resumes %d game(s) at %s, %d on its first connection", spec.name,
                      len(player.link.welcome.matches), url, len(player.sessions))  # fmt: skip
-        await self._drop_if_idle(url, spec, player)
+        await self.drop_if_idle(player)
 
     def _welcomed(self, player: BotPlayer) -> None:
         """A bot was welcomed: keep its token (new after a refused one) in the state file, if any, and give

@@ -18,6 +18,7 @@ import asyncio
 import itertools
 import logging
 import random
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
@@ -148,6 +149,9 @@ class Link:
         self.failures = 0
         """Connection attempts that failed (or connections that dropped) so far."""
         self.last_error: BaseException | None = None
+        self.down_since: float | None = None
+        """``time.monotonic()`` when the last connection was lost (or its first attempt failed); ``None``
+        while welcomed and before the first attempt ends: how long its server has been out of reach."""
         self._attempted = asyncio.Condition()
 
     async def run(self) -> None:
@@ -182,6 +186,8 @@ class Link:
                 self.failures += 1
                 self.last_error = error
             finally:
+                if self.connected.is_set() or self.down_since is None:
+                    self.down_since = time.monotonic()
                 self._socket = None
                 self.connected.clear()
                 self._fail_pending()
@@ -209,6 +215,7 @@ class Link:
                 log.debug("%s: ignoring %s before welcome", self.name, type(message).__name__)
         self.welcome = message
         self.token = message.token
+        self.down_since = None
         self.connections += 1
         self.connected.set()
         async with self._attempted:

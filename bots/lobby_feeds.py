@@ -37,7 +37,8 @@ log = logging.getLogger(__name__)
 LOBBY_TOPICS = "plyarena/v1/lobby/+/+"
 """``plyarena/v1/lobby/{instance}/{match_id}``: one retained entry per open public match."""
 INSTANCE_TOPICS = "plyarena/v1/instances/+"
-"""``plyarena/v1/instances/{instance}``: retained ``{"online": true|false}``, false by will when one dies."""
+"""``plyarena/v1/instances/{instance}``: retained ``{"online": true|false, "url": ...}``, false by will when
+one dies; ``url`` is where its matches are played."""
 
 
 class LobbySink(Protocol):
@@ -130,6 +131,8 @@ class MqttLobby:
         self._offer: bytes | None = None
         self._client: aiomqtt.Client | None = None
         self._offline: set[str] = set()
+        self._urls: dict[str, str] = {}
+        """Each instance's WebSocket URL, as its status says."""
         self._entries: dict[str, set[str]] = {}
         """Match ids of the entries seen, by host instance."""
         mqtt_client(mqtt_url, identifier)  # refuse a bad URL now, not in the background
@@ -202,12 +205,20 @@ class MqttLobby:
     def _host_of(self, match_id: str) -> str | None:
         return next((instance for instance, listed in self._entries.items() if match_id in listed), None)
 
+    def instance_urls(self, *, online: bool) -> set[str]:
+        """The WebSocket URLs of the instances whose statuses say they are online (or offline)."""
+        return {url for instance, url in self._urls.items() if (instance not in self._offline) == online}
+
     def _instance_status(self, instance: str, data: bytes) -> None:
         try:
-            online = bool(data) and bool(msgspec.json.decode(data).get("online", False))
+            status = msgspec.json.decode(data) if data else {}
+            online = bool(status.get("online", False))
+            url = status.get("url")
         except (msgspec.DecodeError, AttributeError):
             log.warning("ignoring the status of instance %s: %r", instance, data[:100])
             return
+        if isinstance(url, str) and url.startswith(("ws://", "wss://")):
+            self._urls[instance] = url
         if online:
             self._offline.discard(instance)
             return

@@ -29,6 +29,8 @@ from bots.link import MAX_MESSAGE_BYTES, UNREACHABLE_WARNING_AFTER, Backoff, Lin
 from bots.lobby_feeds import MqttLobby
 from bots.manners import Manners
 from bots.pool import SearchError, SearchPool, ThinkRequest, ThinkResult
+from bots.session import MatchSession
+from games import get_game
 
 # ---------------------------------------------------------------------- wire
 
@@ -546,3 +548,14 @@ async def test_a_fleet_believes_a_lobby_entry_only_from_the_topic_of_the_instanc
     assert len(caplog.records) == 3 and all("not that instance's" in r.getMessage() for r in caplog.records)
     lobby._deliver("plyarena/v1/lobby/alpha/m1", b"")  # its own host clears it
     assert sink.entries == {}
+
+
+async def test_a_bot_does_not_search_a_game_its_last_move_ended_before_the_end_arrives() -> None:
+    """The move that ends a game comes before its ``ended``: the bot must not search the final position."""
+    moves = ["b2", "a1", "a2", "c3", "c2"]  # the first player's middle column
+    bot = BotPlayer("ws://127.0.0.1:9/ws", BotSpec.of("tictactoe", 1), pool=None)  # type: ignore[arg-type]
+    session = MatchSession("m1", log="log", status="live", you=1, game="tictactoe", moves=moves,
+                           position=get_game("tictactoe").replay(moves))  # fmt: skip
+    assert session.our_turn
+    bot._think_if_our_turn(session)
+    assert session.thinking is None

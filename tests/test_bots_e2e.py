@@ -334,11 +334,11 @@ async def test_a_busy_bot_spreads_its_games_over_connections_yet_stays_one_playe
 async def test_a_worker_killed_mid_search_is_replaced_and_the_game_finishes(
     arena: Server, pool: WatchedPool, start_fleet: StartFleet
 ) -> None:
-    await start_fleet(server=arena, levels=parse_levels("connect4:8"))
+    await start_fleet(server=arena, levels=parse_levels("othello:8"))
     replacements = pool.replacements
-    async with BotPlayer(arena.ws_url, BotSpec.of("connect4", 1), pool, backoff=FAST_BACKOFF) as host:
-        # The fleet's top-level bot moves first; its first move reads the opening book (about 90 ms).
-        match_id = await host.create("connect4", seat=1, time_control="0:10+0", bot=wire.BotRequest(level=8))
+    async with BotPlayer(arena.ws_url, BotSpec.of("othello", 1), pool, backoff=FAST_BACKOFF) as host:
+        # The fleet's top-level bot moves first: a 10-ply search, about a tenth of a second.
+        match_id = await host.create("othello", seat=1, time_control="0:30+0", bot=wire.BotRequest(level=8))
         await wait_until(lambda: pool.in_flight > 0, 10, "a search")
         await asyncio.sleep(0.03)
         workers = multiprocessing.active_children()
@@ -348,7 +348,7 @@ async def test_a_worker_killed_mid_search_is_replaced_and_the_game_finishes(
     record = await api(arena, f"/api/matches/{match_id}")
 
     assert pool.replacements == replacements + 1
-    assert result.status == "finished" and result.reason == rules_reason("connect4", record)
+    assert result.status == "finished" and result.reason == rules_reason("othello", record)
     assert len(record["moves"]) >= 7
 
 

@@ -16,4 +16,6 @@ client would: WebSocket frames, and ``/metrics`` over HTTP.
 - :mod:`bench.loadgen.driver`: the parent's handle on the workers.
 - :mod:`bench.loadgen.target`: the processes under test, their ``/metrics``, memory and CPU time.
 - :mod:`bench.loadgen.run`: one whole benchmark run; :mod:`bench.loadgen.report`: its figures.
+- :mod:`bench.loadgen.failover`: ``--mode failover``, several instances and one killed; its people are
+  :mod:`bench.loadgen.following`, who follow their match to its new host.
 """

@@ -122,12 +122,16 @@ class TargetStartError(RuntimeError):
 class ServerUnderTest:
     """``plyarena serve`` on a free local port, in its own process, logging to ``workdir/server.log``."""
 
-    def __init__(self, db_url: str, workdir: Path, instance_id: str = "bench-server") -> None:
+    def __init__(
+        self, db_url: str, workdir: Path, instance_id: str = "bench-server", extra_args: tuple[str, ...] = ()
+    ) -> None:
         self.db_url = db_url
         self.workdir = workdir
         self.instance_id = instance_id
+        self.extra_args = extra_args
+        """More options of ``plyarena serve`` (``--mqtt URL``, ``--lease S``)."""
         self.port = free_port()
-        self.log_path = workdir / "server.log"
+        self.log_path = workdir / ("server.log" if instance_id == "bench-server" else f"{instance_id}.log")
         self._process: asyncio.subprocess.Process | None = None
         self._log: IO[bytes] | None = None
 
@@ -157,7 +161,7 @@ class ServerUnderTest:
         self._log = self.log_path.open("wb")
         self._process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "plyarena", "serve", "--host", HOST, "--port", str(self.port),
-            "--db", self.db_url, "--instance-id", self.instance_id,
+            "--db", self.db_url, "--instance-id", self.instance_id, *self.extra_args,
             cwd=self.workdir, stdout=self._log, stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,  # as a daemon: its own session, not the terminal's (nor its Ctrl-C)
         )  # fmt: skip
@@ -178,6 +182,12 @@ class ServerUnderTest:
         if status != 200:
             raise RuntimeError(f"/metrics answered {status}")
         return parse_metrics(body.decode(), asyncio.get_running_loop().time())
+
+    async def kill(self) -> None:
+        """SIGKILL: no shutdown code runs, as in a crash or a power cut."""
+        if self._process is not None and self._process.returncode is None:
+            self._process.kill()
+            await self._process.wait()
 
     async def stop(self) -> None:
         """SIGTERM (a clean shutdown), SIGKILL if it takes too long."""

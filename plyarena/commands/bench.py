@@ -37,6 +37,8 @@ from bench.fuzz import kind_rows as fuzz_kind_rows
 from bench.fuzz import render_markdown as render_fuzz_markdown
 from bench.fuzz import summary_lines as fuzz_summary
 from bench.loadgen import report as server_report
+from bench.loadgen.failover import FailoverPlan, run_failover
+from bench.loadgen.failover import render_markdown as render_failover_markdown
 from bench.loadgen.run import MAX_NICENESS, ServerBenchPlan, run_server_benchmark
 from bench.loadgen.run import MODES as SERVER_MODES
 from bench.loadgen.target import TargetStartError
@@ -59,6 +61,7 @@ from plyarena.options import (
     CommandError,
     check_writable,
     database_url,
+    mqtt_url,
     non_negative_int,
     positive_float,
     positive_int,
@@ -263,9 +266,9 @@ def _configure_server(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--matches",
         type=positive_int,
-        default=defaults.matches,
         metavar="M",
-        help=f"matches played at once, two clients each (default {defaults.matches:,})",
+        help=f"matches played at once, two clients each (default {defaults.matches:,}; failover: "
+        f"{FailoverPlan().matches})",
     )
     parser.add_argument(
         "--duration",
@@ -282,10 +285,21 @@ def _configure_server(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--mode",
-        choices=SERVER_MODES,
+        choices=(*SERVER_MODES, "failover"),
         default=defaults.mode,
-        help="scripted clients playing random legal moves, or level-1 bots (default scripted)",
+        help="scripted clients playing random legal moves, or level-1 bots (default scripted); failover: "
+        "--instances servers sharing a PostgreSQL --db and an --mqtt broker, one killed while --matches "
+        "games are live, its adoption time and lost moves measured (a section of its own)",
     )
+    failover = FailoverPlan()
+    parser.add_argument(
+        "--instances",
+        type=positive_int,
+        default=failover.instances,
+        metavar="N",
+        help=f"failover: servers sharing the database (default {failover.instances})",
+    )
+    parser.add_argument("--mqtt", type=mqtt_url, metavar="URL", help="failover: the broker they share")
     parser.add_argument(
         "--rate",
         type=positive_float,
@@ -297,8 +311,7 @@ def _configure_server(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--game",
         choices=sorted(GAMES),
-        default=defaults.game,
-        help=f"the game played (default {defaults.game})",
+        help=f"the game played (default {defaults.game}; failover: {FailoverPlan().game})",
     )
     parser.add_argument(
         "--time-control",
@@ -332,6 +345,11 @@ def _configure_server(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_server(args: argparse.Namespace) -> int:
+    if args.mode == "failover":
+        return _run_failover(args)
+    defaults = ServerBenchPlan()
+    args.matches = args.matches or defaults.matches
+    args.game = args.game or defaults.game
     console = Console()
     try:
         plan = ServerBenchPlan(
@@ -354,6 +372,37 @@ def _run_server(args: argparse.Namespace) -> int:
         write_section(args.output, "server", server_report.render_markdown(report))
         console.print(f"wrote the server section of {args.output}")
     return 0
+
+
+def _run_failover(args: argparse.Namespace) -> int:
+    """``--mode failover``: one of several instances killed (:mod:`bench.loadgen.failover`)."""
+    if args.db is None or not args.db.startswith("postgresql") or args.mqtt is None:
+        raise CommandError("--mode failover needs a PostgreSQL --db and an --mqtt broker for its instances")
+    defaults = FailoverPlan()
+    try:
+        plan = FailoverPlan(
+            instances=args.instances,
+            matches=args.matches or defaults.matches,
+            game=args.game or defaults.game,
+        )
+    except ValueError as error:
+        raise CommandError(str(error)) from None
+    if not args.no_output:
+        check_writable(args.output)
+    command = (f"plyarena bench server --mode failover --instances {plan.instances} --matches {plan.matches} "
+               f"--game {plan.game} --db {safe_url(args.db)} --mqtt {args.mqtt}")  # fmt: skip
+    console = Console()
+    with console.status("starting the instances") as status, tempfile.TemporaryDirectory() as scratch:
+        try:
+            report = asyncio.run(run_failover(plan, args.db, args.mqtt, Path(scratch), status.update))
+        except TargetStartError as error:
+            raise CommandError(str(error)) from None
+    markdown = render_failover_markdown(report, command)
+    console.print(markdown)
+    if not args.no_output:
+        write_section(args.output, "server failover", markdown)
+        console.print(f"wrote the server failover section of {args.output}")
+    return 0 if not report.problems and report.lost_moves == 0 and not report.double_hosted else 1
 
 
 def _server_command(args: argparse.Namespace) -> str:
@@ -490,7 +539,7 @@ MODES: dict[str, Mode] = {
     ),
     "server": Mode(
         "connections, live matches, durable moves/s and round trips of one server process, "
-        "against a raw websockets echo",
+        "against a raw websockets echo; or several instances, one killed (--mode failover)",
         _configure_server,
         _run_server,
     ),
