@@ -31,6 +31,8 @@ from server.storage.engine import create_engine, safe_url
 
 WARM_UP_S = 1.0
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", None})
+MOVES_SIZE = sqlalchemy.text("SELECT pg_total_relation_size('moves'), count(*) FROM moves")
+SETTINGS = ("server_version", "synchronous_commit", "fsync", "wal_sync_method")
 OTHER_BACKENDS = sqlalchemy.text(
     "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
 )
@@ -144,26 +146,51 @@ async def _measure(url: str, matches: int, plan: CommitsPlan) -> CommitsRow:
     return CommitsRow(matches, moves, transactions, seconds, tuple(waits), cpu, database_cpu)
 
 
-async def _run(url: str, plan: CommitsPlan) -> list[CommitsRow]:
-    return [await _measure(url, matches, plan) for matches in plan.matches]
+async def _settings(url: str) -> str:
+    """What decides a commit's cost on PostgreSQL: its version, and whether a commit waits for its fsync."""
+    if make_url(url).get_backend_name() != "postgresql":
+        return make_url(url).get_backend_name()
+    engine = create_engine(url)
+    try:
+        async with engine.connect() as connection:
+            shown = [await connection.scalar(sqlalchemy.text(f"SHOW {name}")) for name in SETTINGS]
+            size, moves = (await connection.execute(MOVES_SIZE)).one()
+    finally:
+        await engine.dispose()
+    version, *values = shown
+    stored = f"; {size / max(1, moves):.0f} bytes a stored move, table and indexes, over {moves:,} moves"
+    return (
+        f"PostgreSQL {version}, "
+        + ", ".join(f"{name} {value}" for name, value in zip(SETTINGS[1:], values, strict=True))
+        + stored
+    )
 
 
-def run_commits_benchmark(url: str, plan: CommitsPlan) -> list[CommitsRow]:
-    """Measure each count of matches of ``plan`` on the database at ``url`` (migrated to head first)."""
+async def _run(url: str, plan: CommitsPlan) -> tuple[str, list[CommitsRow]]:
+    rows = [await _measure(url, matches, plan) for matches in plan.matches]
+    return await _settings(url), rows
+
+
+def run_commits_benchmark(url: str, plan: CommitsPlan) -> tuple[str, list[CommitsRow]]:
+    """Measure each count of matches of ``plan`` on the database at ``url`` (migrated to head first); the
+    database's version and commit settings, and a row for each count."""
     with asyncio.Runner(loop_factory=loop_factory()) as runner:
         return runner.run(_run(url, plan))
 
 
-def render_markdown(url: str, plan: CommitsPlan, rows: Sequence[CommitsRow], command: str) -> str:
+def render_markdown(
+    url: str, settings: str, plan: CommitsPlan, rows: Sequence[CommitsRow], command: str
+) -> str:
     database = make_url(url)
     lines = [
         f"## Commits: durable moves through the store's group commits on {database.get_backend_name()}",
         "",
         f"`{command}` on {machine_description()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
-        f"database {safe_url(url)}. The server's store, its instance claimed (every transaction renews "
-        "the lease), takes N matches that each commit their next move as soon as the last one is "
-        f"committed, for {plan.duration_s:g} s after {WARM_UP_S:g} s of warm-up; every write queued "
-        "while a transaction runs goes into the next one. *Wait*: from a move's commit asked to its commit "
+        f"database {safe_url(url)} ({settings}). The server's store, its instance claimed (every "
+        "transaction renews the lease), takes N matches that each commit their next move as soon as the "
+        f"last one is committed, for {plan.duration_s:g} s after {WARM_UP_S:g} s of warm-up; every write "
+        "queued while a transaction runs goes into the next one. *Wait*: from a move's commit asked to its "
+        "commit "
         "done. CPU per move: this process's (the server's share) and the database's backends' (where "
         "they run on this machine), on cores shared with other work.",
         "",

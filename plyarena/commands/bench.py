@@ -521,10 +521,10 @@ def _run_commits(args: argparse.Namespace) -> int:
     output, console = _output_unless_quick(args), Console()
     try:
         with console.status("committing moves"):
-            rows = commits.run_commits_benchmark(args.db, plan)
+            settings, rows = commits.run_commits_benchmark(args.db, plan)
     except DatabaseOpenError as error:
         raise CommandError(str(error)) from None
-    markdown = commits.render_markdown(args.db, plan, rows, command)
+    markdown = commits.render_markdown(args.db, settings, plan, rows, command)
     console.print(markdown)
     _write(output, console, "commits", markdown)
     return 0
