@@ -241,7 +241,8 @@ def render_markdown(plan: BrokerPlan, rows: Sequence[BrokerRow], command: str) -
         f"({rows[0].event_bytes if rows else 0} bytes, QoS 0, over {MATCHES_PER_INSTANCE:,} match "
         f"topics) as fast as its bus sends them, for {plan.duration_s:g} s after they all connected; one "
         "reader subscribed to every match event counts what the broker delivers (no instance reads "
-        "match events: a worst case of one). The broker's CPU is read from `/proc`. The broker, the "
+        "match events: a worst case of one; a Python process, it reads no faster than it can). The "
+        "broker's CPU is read from `/proc`. The broker, the "
         "instances and the reader share the machine's cores with other work, so these are what the "
         "machine gave, not the broker's ceiling.",
         "",
