@@ -153,9 +153,13 @@ class FrontDoor:
         raise AssertionError(f"no server {backend}/{server}")
 
     async def wait_for_status(self, backend: str, server: str, wanted: str) -> None:
-        async with asyncio.timeout(CHECK_TIMEOUT_S):
-            while (await self.status(backend, server)).split()[0] != wanted:
-                await asyncio.sleep(0.1)
+        status = ""
+        try:
+            async with asyncio.timeout(CHECK_TIMEOUT_S):
+                while (status := await self.status(backend, server)).split()[0] != wanted:
+                    await asyncio.sleep(0.1)
+        except TimeoutError:
+            raise AssertionError(f"{backend}/{server} is still {status!r}, not {wanted}") from None
 
     @contextlib.asynccontextmanager
     async def out_of_rotation(self, instance: str) -> AsyncIterator[None]:
