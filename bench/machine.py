@@ -1,4 +1,5 @@
-"""The machine a benchmark ran on, named the same way in every section of docs/benchmarks.md."""
+"""The machine a benchmark ran on, named the same way in every section of docs/benchmarks.md, and the CPU
+its processes used."""
 
 from __future__ import annotations
 
@@ -17,3 +18,8 @@ def machine_description() -> str:
                 model = line.split(":", 1)[1].strip()
                 break
     return f"{model}, {os.cpu_count()} cores, Python {platform.python_version()} ({platform.system()})"
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time of process ``pid`` so far, to the nanosecond (``/proc/{pid}/stat`` counts 10 ms ticks)."""
+    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.machine import machine_description
+from bench.machine import cpu_seconds, machine_description
 from server.eventloop import loop_factory
 from server.storage import MatchRecord, MoveRecord, SeatRecord, Store, sqlite_writer, writes
 from server.storage.batches import Rows, SqliteBatches, apply_batch, batch_rows
@@ -210,7 +210,7 @@ async def _run(plan: StorePlan, directory: Path) -> list[WayResult]:
 
     def writer_cpu() -> float:
         pid = batches.writer_pid
-        return 0.0 if pid is None else _cpu_seconds(pid)
+        return 0.0 if pid is None else cpu_seconds(pid)
 
     commits = dict(zip(WAYS, (batches.apply, on_the_loop, in_a_thread, through_sqlalchemy), strict=True))
     plies = _Plies()
@@ -224,11 +224,6 @@ async def _run(plan: StorePlan, directory: Path) -> list[WayResult]:
         connection.close()
         await batches.close()
         await engine.dispose()
-
-
-def _cpu_seconds(pid: int) -> float:
-    """CPU time of process ``pid`` so far, to the nanosecond (``/proc/{pid}/stat`` counts 10 ms ticks)."""
-    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
 
 
 def run_store_benchmark(plan: StorePlan, directory: Path) -> list[WayResult]:

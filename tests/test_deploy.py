@@ -23,7 +23,7 @@ import shutil
 import socket
 import subprocess
 import tomllib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ import pytest
 import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from support.deploy import COMPOSE, FRONT_DOOR, ROOT, compose_file, server_services
 from support.services import missing, mosquitto_binary, wait_for_port
 
 from bots.fleet import new_fleet_id
@@ -47,8 +48,6 @@ from server.bus import BrokerAddress, MqttBus, shown_url, topic_matches
 from server.lobby import TOPIC_ROOT, lobby_topic, match_topic
 from server.storage.engine import async_url
 
-ROOT = Path(__file__).resolve().parent.parent
-COMPOSE = ROOT / "docker-compose.yml"
 DOCKERFILE = ROOT / "Dockerfile"
 LOCK = ROOT / "requirements.lock"
 """The exact versions the image installs, made by ``make lock``."""
@@ -65,22 +64,6 @@ HEALTH_USER = "health"
 TEST_PORTS = range(18300, 18400)
 """Where the test's own broker listens, away from the machine's Mosquitto on 1883."""
 
-_COMPOSE_VARIABLE = re.compile(r"\$(?:\$|\{(\w+)(?::-([^}]*))?\})")
-
-
-def compose_file(environ: Mapping[str, str]) -> dict[str, Any]:
-    """docker-compose.yml as docker-compose reads it with ``environ``: ``${NAME:-default}`` is the
-    variable unless it is unset or empty, ``$$`` a dollar sign."""
-
-    def value(match: re.Match[str]) -> str:
-        if match.group(0) == "$$":
-            return "$"
-        return environ.get(match.group(1)) or match.group(2) or ""
-
-    text = _COMPOSE_VARIABLE.sub(value, COMPOSE.read_text(encoding="utf-8"))
-    assert "${" not in text, "a variable of a form compose_file does not fill in"
-    return yaml.safe_load(text)
-
 
 @pytest.fixture(scope="module")
 def services() -> dict[str, Any]:
@@ -94,14 +77,18 @@ def health_test(service: dict[str, Any]) -> str:
 
 
 def test_every_service_is_there_with_health_checks_and_starts_in_order(services: dict[str, Any]) -> None:
-    assert set(services) == {"postgres", "mosquitto", "server", "bots"}
+    assert set(services) == {"postgres", "mosquitto", "server-a", "server-b", FRONT_DOOR, "bots"}
+    assert set(server_services(services)) == {"server-a", "server-b"}
     assert "pg_isready" in health_test(services["postgres"])
     assert re.search(r"mosquitto_sub .*-t '\$SYS/broker/uptime' .*-C 1", health_test(services["mosquitto"]))
-    assert "http://127.0.0.1:8765/healthz" in health_test(services["server"])
-    assert services["server"]["depends_on"] == {"postgres": HEALTHY, "mosquitto": HEALTHY}
-    assert services["bots"]["depends_on"] == {"server": HEALTHY}
-    assert services["server"]["ports"] == ["8765:8765"]
-    assert services["server"]["build"] == services["bots"]["build"] == "."
+    for name in server_services(services):
+        assert "http://127.0.0.1:8765/healthz" in health_test(services[name])
+        assert services[name]["depends_on"] == {"postgres": HEALTHY, "mosquitto": HEALTHY}
+        assert "ports" not in services[name], "reached through the front door only"
+        assert services[name]["build"] == services["bots"]["build"] == "."
+    assert services[FRONT_DOOR]["depends_on"] == dict.fromkeys(server_services(services), HEALTHY)
+    assert services[FRONT_DOOR]["ports"] == ["8765:8765"]
+    assert services["bots"]["depends_on"] == [FRONT_DOOR]
 
 
 def test_volumes_are_declared_mounted_and_bind_mounts_exist(services: dict[str, Any]) -> None:
@@ -116,8 +103,11 @@ def test_volumes_are_declared_mounted_and_bind_mounts_exist(services: dict[str, 
             assert (ROOT / source).is_file(), source
 
 
-def test_the_server_runs_plyarena_serve_on_postgresql_and_mosquitto(services: dict[str, Any]) -> None:
-    args = build_parser().parse_args(services["server"]["command"])
+@pytest.mark.parametrize("name", ["server-a", "server-b"])
+def test_each_server_runs_plyarena_serve_on_postgresql_and_mosquitto(
+    services: dict[str, Any], name: str
+) -> None:
+    args = build_parser().parse_args(services[name]["command"])
     assert args.command == "serve"
     assert (args.host, args.port) == ("0.0.0.0", 8765)
     database = async_url(args.db)
@@ -132,15 +122,22 @@ def test_the_server_runs_plyarena_serve_on_postgresql_and_mosquitto(services: di
     assert broker.username == args.instance_id, "the ACL lets a server write the topics of its username"
     assert broker.password == broker_users(services)[broker.username]
     config = config_from(args)
-    assert config.ws_url == "ws://server:8765/ws"  # what its lobby entries tell fleets on the network
-    assert "http://localhost:8765" in (config.allowed_origins or ())
+    # What its lobby entries, its status and its hosted_elsewhere answers name: its path at the front door.
+    assert config.ws_url == f"ws://localhost:8765/i/{args.instance_id}/ws"
+    assert config.allowed_origins is None, "its own origin, the front door's, where the pages come from"
+    front_door = services[FRONT_DOOR]["networks"]["default"]["ipv4_address"]
+    assert config.trusted_proxies == (f"{front_door}/32",), "X-Forwarded-For names the client"
 
 
-def test_the_fleet_runs_plyarena_bots_against_that_server(services: dict[str, Any]) -> None:
-    server = config_from(build_parser().parse_args(services["server"]["command"]))
+def test_the_fleet_runs_plyarena_bots_through_the_front_door(services: dict[str, Any]) -> None:
+    server = server_services(services)["server-a"]
     args = build_parser().parse_args(services["bots"]["command"])
     assert args.command == "bots"
-    assert args.server == [server.ws_url]
+    assert args.server is None, "every instance's lobby from the broker, each entry joined at its host's URL"
+    assert urlsplit(server.ws_url).hostname == "localhost"
+    assert services["bots"]["network_mode"] == f"service:{FRONT_DOOR}", (
+        "localhost is the front door there, so the instances' public URLs reach it"
+    )
     fleet, to_server = BrokerAddress.parse(args.mqtt), BrokerAddress.parse(server.mqtt_url or "")
     assert (fleet.host, fleet.port) == (to_server.host, to_server.port)
     assert fleet.username is not None and fleet.username != to_server.username, "a user of its own"
@@ -297,7 +294,7 @@ class Case:
 
 def access_table(services: dict[str, Any]) -> list[Case]:
     """Who may publish and read what on the compose file's broker, on the topics the code uses."""
-    server = config_from(build_parser().parse_args(services["server"]["command"]))
+    server = server_services(services)["server-a"]
     server_user = BrokerAddress.parse(server.mqtt_url or "").username
     fleet_args = build_parser().parse_args(services["bots"]["command"])
     fleet_user = BrokerAddress.parse(fleet_args.mqtt).username
@@ -384,9 +381,7 @@ def test_only_server_instances_write_instance_topics_whatever_the_user(services:
     lines, the status and lobby entries of a made-up instance of its name."""
     acl = Acl.read(MOSQUITTO_ACL.read_text())
     servers = {
-        BrokerAddress.parse(build_parser().parse_args(service["command"]).mqtt).username
-        for service in services.values()
-        if service.get("command", [None])[0] == "serve"
+        BrokerAddress.parse(config.mqtt_url or "").username for config in server_services(services).values()
     }
     assert servers, "the compose file's server instances, by their usernames"
     for user in set(acl.users) - servers:
@@ -398,10 +393,10 @@ def test_only_server_instances_write_instance_topics_whatever_the_user(services:
 
 def test_what_each_side_subscribes_to_is_what_the_acl_lets_it_read(services: dict[str, Any]) -> None:
     subscriptions = {  # (server/lobby.py and server/bot_catalog.py; bots/lobby_feeds.py)
-        "server": [f"{TOPIC_ROOT}/instances/+", f"{TOPIC_ROOT}/lobby/+/+", OFFERS_TOPICS],
+        "server-a": [f"{TOPIC_ROOT}/instances/+", f"{TOPIC_ROOT}/lobby/+/+", OFFERS_TOPICS],
         "bots": [INSTANCE_TOPICS, LOBBY_TOPICS],
     }
-    assert subscriptions["bots"] == subscriptions["server"][:2]
+    assert subscriptions["bots"] == subscriptions["server-a"][:2]
     table = access_table(services)
     for service, patterns in subscriptions.items():
         user = BrokerAddress.parse(build_parser().parse_args(services[service]["command"]).mqtt).username
@@ -414,18 +409,22 @@ def test_what_each_side_subscribes_to_is_what_the_acl_lets_it_read(services: dic
 
 
 def test_passwords_come_from_the_environment_into_both_ends(docker_compose: str) -> None:
-    environ = {"PLYARENA_MQTT_SERVER_PASSWORD": "s3cret.1", "PLYARENA_MQTT_FLEET_PASSWORD": "s3cret.2"}
+    environ = {
+        "PLYARENA_MQTT_ARENA_A_PASSWORD": "s3cret.1",
+        "PLYARENA_MQTT_ARENA_B_PASSWORD": "s3cret.2",
+        "PLYARENA_MQTT_FLEET_PASSWORD": "s3cret.3",
+    }
     result = subprocess.run(
         [docker_compose, "-f", str(COMPOSE), "config"],
         cwd=ROOT, env={**os.environ, **environ}, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     resolved, ours = yaml.safe_load(result.stdout)["services"], compose_file(environ)["services"]
-    for name in ("server", "bots"):
+    for name in ("server-a", "server-b", "bots"):
         assert resolved[name]["command"] == ours[name]["command"]
     assert resolved["mosquitto"]["environment"] == ours["mosquitto"]["environment"]
     users = broker_users(resolved)
-    for name, password in (("server", "s3cret.1"), ("bots", "s3cret.2")):
+    for name, password in (("server-a", "s3cret.1"), ("server-b", "s3cret.2"), ("bots", "s3cret.3")):
         url = build_parser().parse_args(resolved[name]["command"]).mqtt
         broker = BrokerAddress.parse(url)
         assert broker.password == users[broker.username or ""] == password
@@ -587,7 +586,7 @@ async def test_the_server_bus_announces_its_instance_on_the_deployed_broker(
     """The server's own client (MQTT 5, with its last will) under its compose user. Another user's client
     that asks for the server's client id is given its own user's (use_username_as_clientid): the server
     is not disconnected, so no one hears its last will say it went offline."""
-    server = config_from(build_parser().parse_args(services["server"]["command"]))
+    server = server_services(services)["server-a"]
     login = urlsplit(server.mqtt_url).netloc.rpartition("@")[0]
     fleet_user = BrokerAddress.parse(build_parser().parse_args(services["bots"]["command"]).mqtt).username
     status_topic = f"{TOPIC_ROOT}/instances/{server.instance_id}"

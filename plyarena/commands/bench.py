@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from bench import broker, commits
 from bench.bots import BotsPlan, run_bots_benchmark
 from bench.bots import render_markdown as render_bots_markdown
 from bench.engine import (
@@ -70,6 +71,7 @@ from plyarena.options import (
 from server.errors import ServerStartError
 from server.limits import parse_gc_thresholds
 from server.storage.engine import safe_url
+from server.storage.errors import DatabaseOpenError
 
 HELP = "measure a part of Ply Arena (the engine, bots, the server, the store...) and write docs/benchmarks.md"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -526,6 +528,57 @@ def _run_moves(args: argparse.Namespace) -> int:
     return 0
 
 
+def _configure_broker(parser: argparse.ArgumentParser) -> None:
+    _add_quick_and_output(parser)
+    parser.add_argument("--duration", type=positive_float, metavar="S", help="seconds a count is measured")
+
+
+def _run_broker(args: argparse.Namespace) -> int:
+    plan = broker.BrokerPlan.quick() if args.quick else broker.BrokerPlan()
+    plan = replace(plan, duration_s=args.duration or plan.duration_s)
+    command = " ".join(
+        ["plyarena bench broker", *(["--quick"] if args.quick else []),
+         *([f"--duration {args.duration:g}"] if args.duration else [])]
+    )  # fmt: skip
+    output, console = _output_unless_quick(args), Console()
+    try:
+        with console.status("publishing match events from 1, 2 and 4 instances"):
+            rows = broker.run_broker_benchmark(plan)
+    except broker.BrokerMissingError as error:
+        raise CommandError(str(error)) from None
+    markdown = broker.render_markdown(plan, rows, command)
+    console.print(markdown)
+    _write(output, console, "broker", markdown)
+    return 0
+
+
+def _configure_commits(parser: argparse.ArgumentParser) -> None:
+    _add_quick_and_output(parser)
+    parser.add_argument(
+        "--db", type=database_url, required=True, metavar="URL", help="a scratch database (PostgreSQL)"
+    )
+    parser.add_argument("--duration", type=positive_float, metavar="S", help="seconds a count is measured")
+
+
+def _run_commits(args: argparse.Namespace) -> int:
+    plan = commits.CommitsPlan.quick() if args.quick else commits.CommitsPlan()
+    plan = replace(plan, duration_s=args.duration or plan.duration_s)
+    command = " ".join(
+        ["plyarena bench commits", *(["--quick"] if args.quick else []), f"--db {safe_url(args.db)}",
+         *([f"--duration {args.duration:g}"] if args.duration else [])]
+    )  # fmt: skip
+    output, console = _output_unless_quick(args), Console()
+    try:
+        with console.status("committing moves"):
+            settings, rows = commits.run_commits_benchmark(args.db, plan)
+    except DatabaseOpenError as error:
+        raise CommandError(str(error)) from None
+    markdown = commits.render_markdown(args.db, settings, plan, rows, command)
+    console.print(markdown)
+    _write(output, console, "commits", markdown)
+    return 0
+
+
 MODES: dict[str, Mode] = {
     "engine": Mode(
         "search speed per game, Connect Four solving on Pons' sets, minimax vs alpha-beta, easyAI alongside",
@@ -552,6 +605,16 @@ MODES: dict[str, Mode] = {
         "the server's CPU per move in one process, without sockets, and the GC's share, per GC thresholds",
         _configure_moves,
         _run_moves,
+    ),
+    "broker": Mode(
+        "match events a second from 1, 2 and 4 instances through a Mosquitto of its own, and its CPU",
+        _configure_broker,
+        _run_broker,
+    ),
+    "commits": Mode(
+        "durable moves a second through the store's group commits on a database, by matches moving at once",
+        _configure_commits,
+        _run_commits,
     ),
     "store": Mode(
         "CPU per commit and per move, and batches on a busy loop: SQLite on the loop, in a thread, "
