@@ -10,7 +10,9 @@ Part of ``plyarena bench engine``, measured in the same run and on the same posi
   times easyAI, with equal values);
 - the top levels of Othello and checkers (target: at least 10 plies in about a second);
 - Othello's exact endgame on positions from the bots' games (:mod:`bench.endgame`; target: the top
-  level's 14 empty squares within about a second).
+  level's 14 empty squares within about a second);
+- Connect Four's level 8 move by move in whole games (:mod:`bench.perfect_level`; target: at most 1 s a
+  move, a median under 50 ms).
 
 Every search and perft here names its code explicitly (``AlphaBeta(..., compiled=...)``, the kernel's
 own ``perft``), so that the figures do not depend on which one the rest of the process uses.
@@ -27,9 +29,11 @@ from pathlib import Path
 from typing import Protocol
 
 from bench.endgame import EndgameRow, endgame_table, measure_endgame
+from bench.perfect_level import PerfectRow, measure_perfect_level, perfect_level_table
 from bench.pons import pons_lines
 from bench.tables import TextTable, ratio_text
 from bots import speedups
+from bots.connect4_solver import CompiledSearch
 from bots.evaluation import Evaluator, evaluator_for
 from bots.levels import LEVEL_COUNT, choose_move, level
 from bots.negamax import MAX_DEPTH, AlphaBeta
@@ -71,12 +75,14 @@ class KernelPlan:
     endgame_positions: int = 40
     endgame_empties: tuple[int, ...] = (14, 18)
     """The top level's reach, and a step past it for the headroom."""
+    perfect_games: int = 6
+    """Games of Connect Four's level 8 for each player and opponent."""
 
     @classmethod
     def quick(cls) -> KernelPlan:
         return cls(perft_runs=3, perft_depth_cut=3, search_positions=2, search_cpu_seconds=0.02,
                    easyai_positions=2, level_positions=2, endgame_positions=2,
-                   endgame_empties=(8,))  # fmt: skip
+                   endgame_empties=(8,), perfect_games=1)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +142,7 @@ class KernelReport:
     easyai: list[EasyAIRow] = field(default_factory=list)
     levels: list[LevelRow] = field(default_factory=list)
     endgame: list[EndgameRow] = field(default_factory=list)
+    perfect: list[PerfectRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -163,6 +170,8 @@ def measure_kernel(plan: KernelPlan, tracker: Tracker, pons_sets: Path) -> Kerne
     report.levels = measure_top_levels(plan, tracker, top_level_games)
     if "othello" in report.compiled:
         report.endgame = measure_endgame(tracker, plan.endgame_positions, plan.endgame_empties)
+    if CompiledSearch is not None:
+        report.perfect = measure_perfect_level(tracker, plan.perfect_games)
     return report
 
 
@@ -307,6 +316,8 @@ def kernel_tables(report: KernelReport) -> list[TextTable]:
         tables.append(_levels_table(report.levels))
     if report.endgame:
         tables.append(endgame_table(report.endgame))
+    if report.perfect:
+        tables.append(perfect_level_table(report.perfect))
     return tables
 
 
