@@ -17,8 +17,10 @@ WORKDIR /app
 # change (tests/test_deploy.py fails while the lock does not satisfy them).
 COPY requirements.lock ./
 RUN pip install --require-hashes --no-deps -r requirements.lock
-# setup.py builds the compiled search kernels where a C compiler is there: this slim image has none, so its
-# bots search in Python (bots/speedups.py), about a hundred times slower, at the same moves.
+# Debian's Stockfish, which a fleet seats as chess level 8 (plyarena bots --engine stockfish=...).
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends stockfish \
+    && rm -rf /var/lib/apt/lists/*
 COPY pyproject.toml setup.py README.md alembic.ini ./
 COPY migrations/ migrations/
 COPY games/ games/
@@ -28,8 +30,14 @@ COPY bench/ bench/
 COPY plyarena/ plyarena/
 COPY clients/ clients/
 # The project alone: --no-deps, since the lock brought everything, and no build isolation, so that the
-# locked setuptools builds it rather than whichever is newest.
-RUN pip install -e . --no-deps --no-build-isolation \
+# locked setuptools builds it rather than whichever is newest. setup.py compiles the search kernels and the
+# exact Connect Four solver (required here: without them the bots search a hundred times slower and level 8
+# is not perfect); the compiler is removed in the same layer once they are built.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && PLYARENA_BUILD_KERNELS=required pip install -e . --no-deps --no-build-isolation \
+    && apt-get purge -y --auto-remove gcc libc6-dev \
+    && rm -rf /var/lib/apt/lists/* \
     && useradd --system --create-home --home-dir /home/arena arena \
     && mkdir /data && chown arena /data
 

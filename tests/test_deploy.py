@@ -152,7 +152,8 @@ def test_the_fleet_runs_plyarena_bots_through_the_front_door(services: dict[str,
 
 
 def test_the_image_installs_the_project_beside_its_migrations() -> None:
-    lines = [line.split() for line in DOCKERFILE.read_text().splitlines() if line and line[0] != "#"]
+    text = DOCKERFILE.read_text().replace("\\\n", " ")  # an instruction continued on the next line is one
+    lines = [line.split() for line in text.splitlines() if line and line[0] != "#"]
     instructions = [(words[0], words[1:]) for words in lines if words[0].isupper()]
     assert instructions[0] == ("FROM", ["python:3.11-slim"])
     sources = {source for op, arguments in instructions if op == "COPY" for source in arguments[:-1]}
@@ -173,9 +174,15 @@ def test_the_image_installs_the_project_beside_its_migrations() -> None:
     assert workdirs[0] == "/app"  # sources and migrations together, so server/storage/migrate.py finds them
     runs = [arguments for op, arguments in instructions if op == "RUN"]
     assert runs[0] == ["pip", "install", "--require-hashes", "--no-deps", "-r", "requirements.lock"], runs[0]
-    install = runs[1]
-    assert install[:3] == ["pip", "install", "-e"], install  # in place: the package stays beside migrations/
+    assert runs[1][:2] == ["apt-get", "update"] and "stockfish" in runs[1], runs[1]  # chess level 8's engine
+    install = runs[2]
+    # In place, so the package stays beside migrations/, with the kernels built by a compiler that goes
+    # away once they are.
+    project = install.index("pip")
+    assert install[project - 1] == "PLYARENA_BUILD_KERNELS=required" and "gcc" in install, install
+    assert install[project : project + 3] == ["pip", "install", "-e"], install
     assert "--no-deps" in install, "everything else comes from the lock"
+    assert install.index("purge") > project
     assert ("ENTRYPOINT", ['["plyarena"]']) in instructions
     assert ("VOLUME", [f'["{DATA_DIR}"]']) in instructions and workdirs[-1] == DATA_DIR
     assert f"mkdir {DATA_DIR} && chown arena {DATA_DIR}" in DOCKERFILE.read_text(), "the volume is the user's"
