@@ -30,13 +30,14 @@ import signal
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import replace
 from itertools import combinations
 from pathlib import Path
 from typing import TextIO
 
 import msgspec
 
-from bots.levels import LEVEL_COUNT, choose_move, level
+from bots.levels import LEVEL_COUNT, Level, choose_move, level
 from bots.result import is_decisive
 from games import Position, get_game
 
@@ -62,6 +63,8 @@ class GameSpec(msgspec.Struct, frozen=True):
     """Seeds the bots' noise and their choice between equal moves."""
     time_ms: int | None = None
     """Caps each move's time budget (on top of the level's own), or ``None``."""
+    untimed: bool = False
+    """Levels with a depth play to it (and an exact solver to the end) without their own time budgets."""
 
 
 class GameRecord(msgspec.Struct, frozen=True):
@@ -87,6 +90,8 @@ class GameRecord(msgspec.Struct, frozen=True):
     Usually the clock stopped them (so the game depended on the machine's load); rarely a
     search saw the end of the game before its depth without a decisive score.
     """
+    untimed: bool = False
+    """Whether the levels played without their time budgets (:attr:`GameSpec.untimed`)."""
 
     @property
     def first_points(self) -> float:
@@ -170,6 +175,7 @@ def schedule(
     involving: int | None = None,
     opening_plies: int | None = None,
     time_ms: int | None = None,
+    untimed: bool = False,
 ) -> list[GameSpec]:
     """Every game of a tournament, in colour-swapped twins sharing an opening (see the module docstring).
 
@@ -199,8 +205,13 @@ def schedule(
             if twin + 1 == games_per_pair:  # the odd one out
                 seats = [seats[index % 2]]
             for first, second in seats:
-                specs.append(GameSpec(game, first, second, opening, rng.randrange(2**32), time_ms))
+                specs.append(GameSpec(game, first, second, opening, rng.randrange(2**32), time_ms, untimed))
     return specs
+
+
+def _untimed(row: Level) -> Level:
+    """``row`` without its time budget where it has a depth or a solver to bound it instead."""
+    return replace(row, time_ms=None) if row.depth is not None or row.solver else row
 
 
 def play_game(spec: GameSpec) -> GameRecord:
@@ -208,6 +219,8 @@ def play_game(spec: GameSpec) -> GameRecord:
     game = get_game(spec.game)
     position: Position = game.replay(spec.opening)
     rows = (level(spec.game, spec.first), level(spec.game, spec.second))
+    if spec.untimed:
+        rows = (_untimed(rows[0]), _untimed(rows[1]))
     rngs = (random.Random(spec.seed), random.Random(spec.seed + 1))
     moves = list(spec.opening)
     think_ms = [0.0, 0.0]
@@ -235,6 +248,7 @@ def play_game(spec: GameSpec) -> GameRecord:
         time_ms=spec.time_ms,
         think_ms=(round(think_ms[0]), round(think_ms[1])),
         short_searches=(short[0], short[1]),
+        untimed=spec.untimed,
     )
 
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 import gzip
 import json
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+import bots.tournament
+from bots.levels import level
 from bots.tournament import GameSpec, pairings, parse_levels, play_game, read_records, schedule, write_record
 from games import get_game
 from plyarena.cli import main
@@ -114,3 +117,22 @@ def test_bad_tournament_options_are_named(capsys: pytest.CaptureFixture[str]) ->
         main(["tournament", "--game", "tictactoe", "--games-per-pair", "0"])
     assert exit_.value.code == 2
     assert "argument --games-per-pair: 0 is too small" in capsys.readouterr().err
+
+
+def test_an_untimed_game_plays_its_levels_without_their_time_budgets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Othello's level 8 has a depth and a second a move: untimed, only the depth bounds it."""
+    played = bots.tournament.choose_move
+    budgets: set[int | None] = set()
+
+    def spy(position, row, rng, time_ms=None):  # type: ignore[no-untyped-def]
+        budgets.add(row.time_ms)
+        return played(position, replace(row, depth=1), rng, time_ms)  # depth 1: a quick game
+
+    monkeypatch.setattr(bots.tournament, "choose_move", spy)
+    assert level("othello", 8).time_ms is not None
+    record = play_game(GameSpec("othello", 7, 8, (), 5, untimed=True))
+    assert budgets == {None} and record.untimed
+    assert all(spec.untimed for spec in schedule("othello", [7, 8], 2, seed=1, untimed=True))
+    budgets.clear()
+    assert not play_game(GameSpec("othello", 7, 8, (), 5)).untimed
+    assert level("othello", 8).time_ms in budgets

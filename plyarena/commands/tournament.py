@@ -85,6 +85,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="cap every move's time budget (default: each level's own)",
     )
     parser.add_argument(
+        "--untimed",
+        action="store_true",
+        help="levels with a depth play to it, and an exact solver to the end, without their time budgets: "
+        "the games then do not depend on the machine's load (the shipped ladders are measured so)",
+    )
+    parser.add_argument(
         "--opening-plies",
         type=non_negative_int,
         metavar="P",
@@ -101,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
         specs = schedule(
             args.game, levels, args.games_per_pair, seed=args.seed, span=args.span,
             involving=args.involving, opening_plies=args.opening_plies, time_ms=args.time_ms,
+            untimed=args.untimed,
         )  # fmt: skip
     except ValueError as error:
         raise CommandError(str(error)) from None
