@@ -283,8 +283,8 @@ def choose_move(
     the exact score does not fit the budget, it tries for a move that keeps the
     position's value (win, draw or loss) within the budget again; each search on
     the position and then on its mirror image, where the game has one. ``rng``
-    drives the noise and the choice between equal moves, so a seeded one replays
-    the same games.
+    drives the noise and the searches' choice between moves of equal value (see
+    :mod:`bots.negamax`), so a seeded one replays the same games.
     """
     if not position.legal_moves():
         raise ValueError(f"no move to choose: the game is over ({position.outcome()})")
@@ -324,12 +324,12 @@ def choose_move(
     if level.style == "expectimax":
         assert level.opponent is not None  # the parser gives every expectimax level one
         result = Expectimax(evaluator, _opponent_model(level.opponent, evaluator)).search(
-            position, level.depth, time_ms
+            position, level.depth, time_ms, rng
         )
         return result.move, result
     searcher = AlphaBeta(evaluator)
     if level.noise is None:
-        result = searcher.search(position, level.depth, time_ms)
+        result = searcher.search(position, level.depth, time_ms, rng)
         return result.move, result
     return _noisy_choice(searcher.analyze(position, level.depth, time_ms), level, rng)
 

@@ -16,6 +16,12 @@ few re-searches where a deeper entry would have done, and buys a search that is
 reproducible (a level plays the same move from the same position, however warm
 the table) and testable against plain minimax.
 
+Of root moves that tie exactly on score, the first searched is played. Given an
+``rng``, a search shuffles the root moves before its ordering sorts them (stably),
+so that moves the ordering cannot tell apart come in a random order, and a bot
+does not play the same game twice where it has a choice of equal moves; the cost
+of the search stays what it was, and the score too.
+
 A game's ``key()`` may leave out history that its rules consult (checkers keeps
 its draw counters out, as draughts engines do), so a position met again may now
 be a draw by repetition. Whether the game is over is therefore asked before the
@@ -30,6 +36,7 @@ and the results stay here, for both.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 
 from bots.deadline import CHECK_MASK, Deadline, OutOfTime
@@ -91,14 +98,20 @@ class AlphaBeta:
         self._pv: list[tuple[Move, ...]] = []
 
     def search(
-        self, position: Position, depth: int | None = None, time_ms: float | None = None
+        self,
+        position: Position,
+        depth: int | None = None,
+        time_ms: float | None = None,
+        rng: random.Random | None = None,
     ) -> SearchResult:
         """The best move from ``position``, searched to ``depth`` plies or for ``time_ms``, or both.
 
         With a time budget, the result is that of the deepest iteration completed
         in time; the first iteration always completes, so there is always a move.
+        ``rng`` shuffles the root moves first (see the module docstring); without
+        it the search is the same every time.
         """
-        lines, completed, deadline = self._deepen(position, depth, time_ms, exact_root=False)
+        lines, completed, deadline = self._deepen(position, depth, time_ms, exact_root=False, rng=rng)
         best = lines[0]
         return SearchResult(
             best.move,
@@ -132,7 +145,12 @@ class AlphaBeta:
         }
 
     def _deepen(
-        self, position: Position, depth: int | None, time_ms: float | None, exact_root: bool
+        self,
+        position: Position,
+        depth: int | None,
+        time_ms: float | None,
+        exact_root: bool,
+        rng: random.Random | None = None,
     ) -> tuple[list[_Line], int, Deadline]:
         """Iterative deepening: search depth 1, 2, ... and keep the last iteration completed."""
         if depth is None and time_ms is None:
@@ -143,6 +161,10 @@ class AlphaBeta:
         if not moves:
             raise ValueError(f"no move to search: the game is over ({position.outcome()})")
         max_depth = min(depth or MAX_DEPTH, MAX_DEPTH)
+        # One shuffle for the whole deepening, by index so that the kernel can take it too.
+        root_order = None if rng is None else rng.sample(range(len(moves)), len(moves))
+        if root_order is not None:
+            moves = [moves[index] for index in root_order]
         deadline = Deadline(time_ms)
         self.nodes = 0
         self._orderer = MoveOrderer(self.evaluator.order_key)
@@ -157,7 +179,7 @@ class AlphaBeta:
             started_ms = deadline.elapsed_ms()
             self.heuristic_leaves = 0
             try:
-                lines = self._search_root(position, moves, iteration, exact_root)
+                lines = self._search_root(position, moves, iteration, exact_root, root_order)
             except OutOfTime:
                 break
             completed = iteration
@@ -172,10 +194,16 @@ class AlphaBeta:
         self._deadline = None
         return lines, completed, deadline
 
-    def _search_root(self, position: Position, moves: list[Move], depth: int, exact: bool) -> list[_Line]:
-        """The root's moves searched to ``depth``; all of them exactly if ``exact``, else the best one."""
+    def _search_root(
+        self, position: Position, moves: list[Move], depth: int, exact: bool, root_order: list[int] | None
+    ) -> list[_Line]:
+        """The root's ``moves`` searched to ``depth``; all of them exactly if ``exact``, else the best one.
+
+        ``moves`` are the legal moves rearranged by ``root_order`` (indexes into ``legal_moves()``), or
+        as generated; the ordering sorts them stably from there.
+        """
         if self.kernel is not None:
-            return self._search_root_compiled(position, depth, exact)
+            return self._search_root_compiled(position, depth, exact, root_order)
         self.nodes += 1
         key = position.key()
         entry = self.table.get(key)
@@ -196,14 +224,17 @@ class AlphaBeta:
         self.table.put(key, depth, best.score, EXACT, best.move, resolved)
         return lines if exact else [best]
 
-    def _search_root_compiled(self, position: Position, depth: int, exact: bool) -> list[_Line]:
+    def _search_root_compiled(
+        self, position: Position, depth: int, exact: bool, root_order: list[int] | None
+    ) -> list[_Line]:
         """:meth:`_search_root` in C: the kernel counts on from this searcher's counters and hands them
         back, even when the deadline stops it."""
         assert self.kernel is not None
         searcher = self.kernel.searcher
         searcher.nodes, searcher.heuristic_leaves = self.nodes, self.heuristic_leaves
         try:
-            lines = searcher.search_root(self.kernel.state_of(position), depth, exact, self._deadline)
+            state = self.kernel.state_of(position)
+            lines = searcher.search_root(state, depth, exact, self._deadline, root_order)
         finally:
             self.nodes, self.heuristic_leaves = searcher.nodes, searcher.heuristic_leaves
         return [_Line(move, score, pv) for move, score, pv in lines]

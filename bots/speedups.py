@@ -47,9 +47,18 @@ class CompiledSearcher(Protocol):
     nodes: int
     heuristic_leaves: int
 
-    def search_root(self, state: State, depth: int, exact: bool, deadline: Deadline | None) -> list[RootLine]:
+    def search_root(
+        self,
+        state: State,
+        depth: int,
+        exact: bool,
+        deadline: Deadline | None,
+        root_order: list[int] | None = None,
+    ) -> list[RootLine]:
         """One iteration of the deepening from the root: ``AlphaBeta._search_root``, counting on from
-        ``nodes`` and ``heuristic_leaves``. Raises what ``deadline.check()`` raises."""
+        ``nodes`` and ``heuristic_leaves``, with the legal moves first rearranged by ``root_order`` (their
+        indexes, each once), where given. Raises what ``deadline.check()`` raises, and ``ValueError`` for a
+        ``root_order`` that is no permutation of the moves."""
         ...
 
     def table_move(self, state: State) -> Move | None:

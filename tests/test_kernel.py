@@ -100,6 +100,29 @@ def test_a_search_is_the_same_compiled_or_not(game: str, seed: int, depth: int) 
 
 @pytest.mark.parametrize("game", KERNEL_GAMES)
 @EXAMPLES
+@given(seed=st.integers(0, 2**32 - 1), depth=st.integers(1, 5))
+def test_a_search_that_shuffles_its_root_is_the_same_compiled_or_not(
+    game: str, seed: int, depth: int
+) -> None:
+    """Both take the same shuffle of the root's moves from equally seeded rngs, and break the ordering's
+    ties alike: the same move, line and node count."""
+    compiled, python = searchers(game)
+    position = random_position(game, seed)
+    depth = min(depth, MAX_DEPTH[game])
+    found = compiled.search(position, depth, rng=random.Random(seed))
+    same_search(found, python.search(position, depth, rng=random.Random(seed)))
+
+
+@pytest.mark.parametrize("root_order", [[0], [0, 0, 1, 2], [3, 2, 1, 0, 1], [0, 1, 2, 3, 7], "abcd", 5])
+def test_a_root_order_that_is_no_permutation_of_the_moves_is_refused(root_order: Any) -> None:
+    """Othello's first position has four moves: ``root_order`` must name each of its indexes once."""
+    searcher = kernel_of("othello")(8)
+    with pytest.raises((ValueError, TypeError), match=r"root_order|integer"):
+        searcher.search_root(speedups.state_of(get_game("othello").start()), 1, False, None, root_order)
+
+
+@pytest.mark.parametrize("game", KERNEL_GAMES)
+@EXAMPLES
 @given(seed=st.integers(0, 2**32 - 1), depth=st.integers(1, 4))
 def test_an_analysis_is_the_same_compiled_or_not(game: str, seed: int, depth: int) -> None:
     """Every root move's score and line, in the same order: the best-move set and its ties too."""
