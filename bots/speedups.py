@@ -54,11 +54,13 @@ class CompiledSearcher(Protocol):
         exact: bool,
         deadline: Deadline | None,
         root_order: list[int] | None = None,
+        ties: bool = False,
     ) -> list[RootLine]:
         """One iteration of the deepening from the root: ``AlphaBeta._search_root``, counting on from
         ``nodes`` and ``heuristic_leaves``, with the legal moves first rearranged by ``root_order`` (their
-        indexes, each once), where given. Raises what ``deadline.check()`` raises, and ``ValueError`` for a
-        ``root_order`` that is no permutation of the moves."""
+        indexes, each once), where given, and every move that ties for the best returned if ``ties``.
+        Raises what ``deadline.check()`` raises, and ``ValueError`` for a ``root_order`` that is no
+        permutation of the moves."""
         ...
 
     def table_move(self, state: State) -> Move | None:

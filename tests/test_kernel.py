@@ -101,11 +101,9 @@ def test_a_search_is_the_same_compiled_or_not(game: str, seed: int, depth: int) 
 @pytest.mark.parametrize("game", KERNEL_GAMES)
 @EXAMPLES
 @given(seed=st.integers(0, 2**32 - 1), depth=st.integers(1, 5))
-def test_a_search_that_shuffles_its_root_is_the_same_compiled_or_not(
-    game: str, seed: int, depth: int
-) -> None:
-    """Both take the same shuffle of the root's moves from equally seeded rngs, and break the ordering's
-    ties alike: the same move, line and node count."""
+def test_a_search_with_an_rng_is_the_same_compiled_or_not(game: str, seed: int, depth: int) -> None:
+    """Given equally seeded rngs, both take the same shuffle of the root's moves, prove the same ties for
+    the best and choose the same of them: the same move, line and node count."""
     compiled, python = searchers(game)
     position = random_position(game, seed)
     depth = min(depth, MAX_DEPTH[game])

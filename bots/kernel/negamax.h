@@ -381,12 +381,14 @@ static int permute_root(Move *moves, int count, PyObject *root_order)
     return result;
 }
 
-/* AlphaBeta._search_root: the root's moves searched to depth, every one exactly if exact, else the best.
- * root_order (or NULL) rearranges the legal moves before the ordering sorts them, stably, as
- * AlphaBeta._deepen does: ties of the ordering then fall as it says. A list of (move, score, pv) tuples,
- * best first (ties in search order); NULL with an exception if the deadline raised, memory ran out or
- * root_order is no permutation of the moves. */
-static PyObject *search_root(Searcher *searcher, Position *root, int depth, int exact, PyObject *root_order)
+/* AlphaBeta._search_root: the root's moves searched to depth, every one exactly if exact, else every one
+ * that ties for the best if ties (each move after the first searched one point below the best so far),
+ * else the best. root_order (or NULL) rearranges the legal moves before the ordering sorts them, stably,
+ * as AlphaBeta._deepen does: ties of the ordering then fall as it says. A list of (move, score, pv)
+ * tuples, best first (ties in search order); NULL with an exception if the deadline raised, memory ran
+ * out or root_order is no permutation of the moves. */
+static PyObject *search_root(Searcher *searcher, Position *root, int depth, int exact, PyObject *root_order,
+                             int ties)
 {
     Move moves[MAX_MOVES];
     RootLine lines[MAX_MOVES];
@@ -423,13 +425,13 @@ static PyObject *search_root(Searcher *searcher, Position *root, int depth, int 
     long long leaves_before = searcher->heuristic_leaves;
     Position child;
     for (int index = 0; index < ordered_count; index++) {
-        int window_alpha = exact ? -INFINITE_SCORE : alpha;
+        int window_alpha = exact ? -INFINITE_SCORE : ties && alpha > -INFINITE_SCORE ? alpha - 1 : alpha;
         play(root, &ordered[index], &child);
         int score = -negamax(searcher, &child, depth - 1, -INFINITE_SCORE, -window_alpha, 1);
         if (searcher->failed) {
             goto failed;
         }
-        if (exact || score > alpha) {
+        if (exact || score > window_alpha) {
             RootLine *line = &lines[line_count];
             line->move = ordered[index];
             line->score = score;
@@ -458,6 +460,9 @@ static PyObject *search_root(Searcher *searcher, Position *root, int depth, int 
     table_put(searcher, &key, depth, lines[0].score, EXACT, &lines[0].move, resolved);
 
     int kept = exact ? line_count : 1;
+    while (!exact && ties && kept < line_count && lines[kept].score == lines[0].score) {
+        kept++;
+    }
     for (int index = kept; index < line_count; index++) {
         Py_CLEAR(lines[index].pv);
     }
