@@ -38,7 +38,7 @@ class VarietyPlan:
     games: tuple[str, ...] = ("tictactoe", "connect4", "othello", "checkers", "chess")
     levels: tuple[int, ...] = tuple(range(1, LEVEL_COUNT + 1))
     matches: int = 20
-    max_plies: dict[str, int] = field(default_factory=lambda: {"checkers": 80, "chess": 24})
+    max_plies: dict[str, int] = field(default_factory=lambda: {"checkers": 80, "chess": 16})
     """Games of these are cut after so many plies; the others are played to the end."""
     depth_caps: dict[tuple[str, int], int] = field(default_factory=lambda: {("chess", 6): 3, ("chess", 7): 3})
     """Levels that play a shallower search here than their own: chess searches in Python, and depth 4

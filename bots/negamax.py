@@ -21,8 +21,7 @@ is played. Given one, a search plays any of them at random, so that a bot does
 not play the same game twice where it has a choice of equal moves: it searches
 the root's moves after the first with a window one point wider (below the best
 so far), which makes a tie exact where it would have failed low, at the cost of
-the tied moves' subtrees alone; and it shuffles the root's moves before its
-ordering sorts them (stably), which breaks the ordering's ties at random.
+the tied moves' subtrees alone.
 
 A game's ``key()`` may leave out history that its rules consult (checkers keeps
 its draw counters out, as draughts engines do), so a position met again may now
@@ -163,10 +162,6 @@ class AlphaBeta:
         if not moves:
             raise ValueError(f"no move to search: the game is over ({position.outcome()})")
         max_depth = min(depth or MAX_DEPTH, MAX_DEPTH)
-        # One shuffle for the whole deepening, by index so that the kernel can take it too.
-        root_order = None if rng is None else rng.sample(range(len(moves)), len(moves))
-        if root_order is not None:
-            moves = [moves[index] for index in root_order]
         deadline = Deadline(time_ms)
         self.nodes = 0
         self._orderer = MoveOrderer(self.evaluator.order_key)
@@ -181,7 +176,7 @@ class AlphaBeta:
             started_ms = deadline.elapsed_ms()
             self.heuristic_leaves = 0
             try:
-                lines = self._search_root(position, moves, iteration, exact_root, root_order, rng is not None)
+                lines = self._search_root(position, moves, iteration, exact_root, ties=rng is not None)
             except OutOfTime:
                 break
             completed = iteration
@@ -197,22 +192,12 @@ class AlphaBeta:
         return lines, completed, deadline
 
     def _search_root(
-        self,
-        position: Position,
-        moves: list[Move],
-        depth: int,
-        exact: bool,
-        root_order: list[int] | None,
-        ties: bool,
+        self, position: Position, moves: list[Move], depth: int, exact: bool, ties: bool
     ) -> list[_Line]:
-        """The root's ``moves`` searched to ``depth``, best first (ties in search order): all of them
-        exactly if ``exact``, else every move that ties for the best if ``ties``, else the best one.
-
-        ``moves`` are the legal moves rearranged by ``root_order`` (indexes into ``legal_moves()``), or
-        as generated; the ordering sorts them stably from there.
-        """
+        """The root's moves searched to ``depth``, best first (ties in search order): all of them exactly
+        if ``exact``, else every move that ties for the best if ``ties``, else the best one."""
         if self.kernel is not None:
-            return self._search_root_compiled(position, depth, exact, root_order, ties)
+            return self._search_root_compiled(position, depth, exact, ties)
         self.nodes += 1
         key = position.key()
         entry = self.table.get(key)
@@ -236,17 +221,14 @@ class AlphaBeta:
             return lines
         return [line for line in lines if line.score == best.score] if ties else [best]
 
-    def _search_root_compiled(
-        self, position: Position, depth: int, exact: bool, root_order: list[int] | None, ties: bool
-    ) -> list[_Line]:
+    def _search_root_compiled(self, position: Position, depth: int, exact: bool, ties: bool) -> list[_Line]:
         """:meth:`_search_root` in C: the kernel counts on from this searcher's counters and hands them
         back, even when the deadline stops it."""
         assert self.kernel is not None
         searcher = self.kernel.searcher
         searcher.nodes, searcher.heuristic_leaves = self.nodes, self.heuristic_leaves
         try:
-            state = self.kernel.state_of(position)
-            lines = searcher.search_root(state, depth, exact, self._deadline, root_order, ties)
+            lines = searcher.search_root(self.kernel.state_of(position), depth, exact, self._deadline, ties)
         finally:
             self.nodes, self.heuristic_leaves = searcher.nodes, searcher.heuristic_leaves
         return [_Line(move, score, pv) for move, score, pv in lines]

@@ -53,14 +53,11 @@ class CompiledSearcher(Protocol):
         depth: int,
         exact: bool,
         deadline: Deadline | None,
-        root_order: list[int] | None = None,
         ties: bool = False,
     ) -> list[RootLine]:
         """One iteration of the deepening from the root: ``AlphaBeta._search_root``, counting on from
-        ``nodes`` and ``heuristic_leaves``, with the legal moves first rearranged by ``root_order`` (their
-        indexes, each once), where given, and every move that ties for the best returned if ``ties``.
-        Raises what ``deadline.check()`` raises, and ``ValueError`` for a ``root_order`` that is no
-        permutation of the moves."""
+        ``nodes`` and ``heuristic_leaves``; with ``ties``, every move that ties for the best comes back.
+        Raises what ``deadline.check()`` raises."""
         ...
 
     def table_move(self, state: State) -> Move | None:

@@ -102,21 +102,13 @@ def test_a_search_is_the_same_compiled_or_not(game: str, seed: int, depth: int) 
 @EXAMPLES
 @given(seed=st.integers(0, 2**32 - 1), depth=st.integers(1, 5))
 def test_a_search_with_an_rng_is_the_same_compiled_or_not(game: str, seed: int, depth: int) -> None:
-    """Given equally seeded rngs, both take the same shuffle of the root's moves, prove the same ties for
-    the best and choose the same of them: the same move, line and node count."""
+    """Given equally seeded rngs, both prove the same ties for the best and choose the same of them: the
+    same move, line and node count."""
     compiled, python = searchers(game)
     position = random_position(game, seed)
     depth = min(depth, MAX_DEPTH[game])
     found = compiled.search(position, depth, rng=random.Random(seed))
     same_search(found, python.search(position, depth, rng=random.Random(seed)))
-
-
-@pytest.mark.parametrize("root_order", [[0], [0, 0, 1, 2], [3, 2, 1, 0, 1], [0, 1, 2, 3, 7], "abcd", 5])
-def test_a_root_order_that_is_no_permutation_of_the_moves_is_refused(root_order: Any) -> None:
-    """Othello's first position has four moves: ``root_order`` must name each of its indexes once."""
-    searcher = kernel_of("othello")(8)
-    with pytest.raises((ValueError, TypeError), match=r"root_order|integer"):
-        searcher.search_root(speedups.state_of(get_game("othello").start()), 1, False, None, root_order)
 
 
 @pytest.mark.parametrize("game", KERNEL_GAMES)

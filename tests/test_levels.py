@@ -219,7 +219,7 @@ def test_a_level_without_noise_chooses_at_random_among_equal_moves_and_a_seed_re
     name: str, number: int
 ) -> None:
     """The first positions of Othello (four mirror images), checkers and chess have moves that tie: an
-    alpha-beta level (a shuffle of its root moves) and an expectimax one (Othello's 3) play several of
+    alpha-beta level (its root proves ties) and an expectimax one (Othello's 3) play several of
     them over a few seeds, the same one for the same seed."""
     position = get_game(name).start()
     chosen = [choose_move(position, level(name, number), random.Random(seed)) for seed in range(8)]

@@ -343,52 +343,11 @@ static PyObject *root_pv(Searcher *searcher, const Move *move)
     return line;
 }
 
-/* The legal moves rearranged as root_order says (a sequence of their indexes in generation order, each
- * once): moves[i] becomes the move at index root_order[i]. 0, or -1 with a ValueError if root_order is
- * not a permutation of the count moves. */
-static int permute_root(Move *moves, int count, PyObject *root_order)
-{
-    PyObject *indexes = PySequence_Fast(root_order, "root_order must be a sequence of move indexes");
-    if (indexes == NULL) {
-        return -1;
-    }
-    Py_ssize_t length = PySequence_Fast_GET_SIZE(indexes);
-    Move permuted[MAX_MOVES];
-    uint8_t taken[MAX_MOVES] = {0};
-    int result = 0;
-    if (length != count) {
-        PyErr_Format(PyExc_ValueError, "root_order must order the %d legal moves, got %zd indexes", count,
-                     length);
-        result = -1;
-    }
-    for (Py_ssize_t place = 0; result == 0 && place < length; place++) {
-        long index = PyLong_AsLong(PySequence_Fast_GET_ITEM(indexes, place));
-        if (index == -1 && PyErr_Occurred()) {
-            result = -1;
-        } else if (index < 0 || index >= count || taken[index]) {
-            PyErr_Format(PyExc_ValueError, "root_order must hold each index from 0 to %d once, got %ld again "
-                         "or out of range", count - 1, index);
-            result = -1;
-        } else {
-            taken[index] = 1;
-            permuted[place] = moves[index];
-        }
-    }
-    Py_DECREF(indexes);
-    if (result == 0) {
-        memcpy(moves, permuted, (size_t)count * sizeof(Move));
-    }
-    return result;
-}
-
 /* AlphaBeta._search_root: the root's moves searched to depth, every one exactly if exact, else every one
  * that ties for the best if ties (each move after the first searched one point below the best so far),
- * else the best. root_order (or NULL) rearranges the legal moves before the ordering sorts them, stably,
- * as AlphaBeta._deepen does: ties of the ordering then fall as it says. A list of (move, score, pv)
- * tuples, best first (ties in search order); NULL with an exception if the deadline raised, memory ran
- * out or root_order is no permutation of the moves. */
-static PyObject *search_root(Searcher *searcher, Position *root, int depth, int exact, PyObject *root_order,
-                             int ties)
+ * else the best. A list of (move, score, pv) tuples, best first (ties in search order); NULL with an
+ * exception if the deadline raised or memory ran out. */
+static PyObject *search_root(Searcher *searcher, Position *root, int depth, int exact, int ties)
 {
     Move moves[MAX_MOVES];
     RootLine lines[MAX_MOVES];
@@ -402,9 +361,6 @@ static PyObject *search_root(Searcher *searcher, Position *root, int depth, int 
         } else {
             too_many_moves(searcher);
         }
-        return NULL;
-    }
-    if (root_order != NULL && permute_root(moves, count, root_order) < 0) {
         return NULL;
     }
     Key key = key_of(root);

@@ -62,9 +62,9 @@ static void Searcher_dealloc(Searcher *searcher)
 
 static PyObject *Searcher_search_root(Searcher *searcher, PyObject *args)
 {
-    PyObject *state, *deadline, *root_order = Py_None;
+    PyObject *state, *deadline;
     int depth, exact, ties = 0;
-    if (!PyArg_ParseTuple(args, "OipO|Op", &state, &depth, &exact, &deadline, &root_order, &ties)) {
+    if (!PyArg_ParseTuple(args, "OipO|p", &state, &depth, &exact, &deadline, &ties)) {
         return NULL;
     }
     if (depth < 1 || depth > MAX_DEPTH) {
@@ -77,8 +77,7 @@ static PyObject *Searcher_search_root(Searcher *searcher, PyObject *args)
     }
     searcher->deadline = deadline == Py_None ? NULL : deadline;
     searcher->failed = 0;
-    PyObject *lines =
-        search_root(searcher, &root, depth, exact, root_order == Py_None ? NULL : root_order, ties);
+    PyObject *lines = search_root(searcher, &root, depth, exact, ties);
     searcher->deadline = NULL;
     release_position(&root);
     return lines;
@@ -181,10 +180,9 @@ static PyObject *Searcher_key_hash(PyObject *Py_UNUSED(type), PyObject *state)
 
 static PyMethodDef Searcher_methods[] = {
     {"search_root", (PyCFunction)Searcher_search_root, METH_VARARGS,
-     "search_root(state, depth, exact, deadline, root_order=None, ties=False) -> [(move, score, pv), ...]: "
-     "one iteration of AlphaBeta's deepening from the root, best first; every move if exact, else every "
-     "move that ties for the best if ties, else the best alone. root_order, a permutation of the legal "
-     "moves' indexes, reorders them before the ordering."},
+     "search_root(state, depth, exact, deadline, ties=False) -> [(move, score, pv), ...]: one iteration "
+     "of AlphaBeta's deepening from the root, best first; every move if exact, else every move that ties "
+     "for the best if ties, else the best alone."},
     {"table_move", (PyCFunction)Searcher_table_move, METH_O,
      "table_move(state) -> the best move the table holds for the position, or None."},
     {"forget_ordering", (PyCFunction)Searcher_forget_ordering, METH_NOARGS,
