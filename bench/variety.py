@@ -4,7 +4,9 @@ Lichess's complaint about "farming" bot accounts: a person who beat a bot once p
 again, and wins again, if the bot answers the same way. So for each game and level, a scripted human
 plays its fixed line (:func:`scripted_move`: the same reply to the same position, every game) against the
 level, with the level's own rng seeded per match as a bot seeds it, and the games that come out are
-counted: how many differ, and for how many plies all of them agree.
+counted: how many differ, and for how many plies all of them agree. Beside it, what the variety costs:
+the nodes of an alpha-beta search that proves the root's ties for the best (given an rng) against one
+that does not, on the same mid-game positions.
 
 Where a level's search would take too long for a benchmark of minutes, it plays a shallower depth here
 and the table says so (:attr:`VarietyPlan.depth_caps`); long games are cut at a ply cap, past which a
@@ -19,6 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from bench.engine import sample_positions
 from bench.machine import machine_description
 from bench.tables import TextTable
 from bots.evaluation import evaluator_for
@@ -43,11 +46,17 @@ class VarietyPlan:
     depth_caps: dict[tuple[str, int], int] = field(default_factory=lambda: {("chess", 6): 3, ("chess", 7): 3})
     """Levels that play a shallower search here than their own: chess searches in Python, and depth 4
     takes seconds a move."""
+    cost_searches: tuple[tuple[str, int, int], ...] = (
+        ("tictactoe", 9, 30), ("connect4", 7, 30), ("othello", 6, 30), ("checkers", 8, 30), ("chess", 3, 10),
+    )  # fmt: skip
+    """(game, depth, positions) of the cost table: searches with and without the ties proven."""
 
     @classmethod
     def quick(cls) -> VarietyPlan:
         """A small run that checks the benchmark works."""
-        return cls(games=("tictactoe", "connect4"), levels=(1, 5), matches=3)
+        return cls(
+            games=("tictactoe", "connect4"), levels=(1, 5), matches=3, cost_searches=(("connect4", 5, 3),)
+        )
 
     def playable(self, game: str, number: int) -> Level | None:
         """The level as this benchmark plays it, or ``None`` for one that no search of ours plays (an
@@ -91,9 +100,23 @@ class VarietyRow:
 
 
 @dataclass(frozen=True, slots=True)
+class CostRow:
+    """The nodes of the same searches with the root's ties proven (an rng given) and without."""
+
+    game: str
+    depth: int
+    positions: int
+    plain_nodes: int
+    ties_nodes: int
+    score_mismatches: int
+    """Positions where the two searches scored differently: a bug, where not 0."""
+
+
+@dataclass(frozen=True, slots=True)
 class VarietyReport:
     plan: VarietyPlan
     rows: list[VarietyRow]
+    costs: list[CostRow]
     command: str
     machine: str
     date: str
@@ -138,6 +161,17 @@ def measure_level(plan: VarietyPlan, game: str, number: int, row: Level, tick: T
     return VarietyRow(game, number, shipped.name, note, games, time.process_time() - started)
 
 
+def measure_cost(game: str, depth: int, count: int) -> CostRow:
+    """Nodes of a ``depth``-ply search of ``count`` mid-game positions, without an rng and with one."""
+    plain = ties = mismatches = 0
+    for index, position in enumerate(sample_positions(game, count, seed=5)):
+        found = AlphaBeta(evaluator_for(game)).search(position, depth)
+        varied = AlphaBeta(evaluator_for(game)).search(position, depth, rng=random.Random(index))
+        plain, ties = plain + found.nodes, ties + varied.nodes
+        mismatches += varied.score != found.score
+    return CostRow(game, depth, count, plain, ties, mismatches)
+
+
 def run_variety_benchmark(
     plan: VarietyPlan, command: str, track: Callable[[str, int], Tick] | None = None
 ) -> VarietyReport:
@@ -152,7 +186,13 @@ def run_variety_benchmark(
                 continue
             tick = track(f"{game} level {number}", plan.matches * len(SEATS)) if track else lambda: None
             rows.append(measure_level(plan, game, number, row, tick))
-    return VarietyReport(plan, rows, command, machine_description(), time.strftime("%Y-%m-%d"), skipped)
+    costs = []
+    for game, depth, count in plan.cost_searches:
+        tick = track(f"{game} depth {depth}: nodes", 1) if track else lambda: None
+        costs.append(measure_cost(game, depth, count))
+        tick()
+    date = time.strftime("%Y-%m-%d")
+    return VarietyReport(plan, rows, costs, command, machine_description(), date, skipped)
 
 
 def variety_table(report: VarietyReport) -> TextTable:
@@ -177,6 +217,22 @@ def variety_table(report: VarietyReport) -> TextTable:
     return TextTable("Variety: distinct games against a replayed line", header, rows, caption)
 
 
+def cost_table(report: VarietyReport) -> TextTable:
+    rows = [
+        (row.game, str(row.depth), str(row.positions), f"{row.plain_nodes:,}", f"{row.ties_nodes:,}",
+         f"{row.ties_nodes / row.plain_nodes:.3f}x", str(row.score_mismatches))
+        for row in report.costs
+    ]  # fmt: skip
+    caption = (
+        "Nodes of the same alpha-beta searches (mid-game positions, a quarter to a half into random games, "
+        "seed 5) without an rng, and with one: then the root searches each move after the first one point "
+        "below the best so far, so that a tie for the best is proven rather than cut off, and the rng "
+        "picks among the tied moves. Scores differ: positions where the two scored differently (a bug)."
+    )
+    header = ("game", "depth", "positions", "nodes", "nodes, ties proven", "ratio", "scores differ")
+    return TextTable("Variety's cost: proving the root's ties", header, rows, caption)
+
+
 def render_markdown(report: VarietyReport) -> str:
     """The report as the variety section of docs/benchmarks.md."""
     cpu = sum(row.cpu_s for row in report.rows)
@@ -189,6 +245,8 @@ def render_markdown(report: VarietyReport) -> str:
         f"- CPU: {cpu:.0f} s in all (CPU seconds of the benchmark process)",
         "",
         variety_table(report).markdown(),
+        "",
+        cost_table(report).markdown(),
     ]
     if report.skipped:
         parts += ["", f"*Not played: {'; '.join(report.skipped)}.*"]

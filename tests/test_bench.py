@@ -171,3 +171,4 @@ def test_quick_variety_benchmark_writes_its_section(tmp_path: Path) -> None:
     for game in plan.games:
         for number in plan.levels:
             assert f"| {game} | {number} {level(game, number).name} |" in text
+    assert "| connect4 | 5 | 3 |" in text and text.count("x | 0 |") == 1  # the cost, and no score differs

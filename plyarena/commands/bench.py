@@ -53,7 +53,7 @@ from bench.pons import (
 )
 from bench.store import StorePlan, run_store_benchmark
 from bench.store import render_markdown as render_store_markdown
-from bench.variety import VarietyPlan, run_variety_benchmark, summary, variety_table
+from bench.variety import VarietyPlan, cost_table, run_variety_benchmark, summary, variety_table
 from bench.variety import render_markdown as render_variety_markdown
 from bots.levels import LEVEL_COUNT
 from games import GAMES
@@ -497,9 +497,9 @@ def _run_variety(args: argparse.Namespace) -> int:
     columns = (TextColumn("{task.description:<40}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console) as progress:
         report = run_variety_benchmark(plan, command, RichTracker(progress).task)
-    _print_tables(console, [variety_table(report)], [summary(report.rows)])
+    _print_tables(console, [variety_table(report), cost_table(report)], [summary(report.rows)])
     _write(output, console, "variety", render_variety_markdown(report))
-    return 0
+    return 1 if any(row.score_mismatches for row in report.costs) else 0
 
 
 MODES: dict[str, Mode] = {
