@@ -6,7 +6,9 @@ when asked (:meth:`BotPlayer.join`), and for each match it holds a seat in
 keeps a :class:`MatchSession`: the event log it follows, the last sequence
 number it applied, the moves, the clocks. When its side is to move it asks the
 fleet's :class:`bots.pool.SearchPool` for a move, with a time budget from its
-clock, and sends the move with the search's info.
+clock, and sends the move with the search's info. Each match has a seed of its
+own, from which each of its searches gets one (:func:`move_seed`): two matches
+choose differently between equal moves, and a seeded bot's match replays.
 
 When the connection drops or the server restarts, its :class:`bots.link.Link`
 reconnects and says hello with the bot's token; the bot then asks, for every
@@ -38,7 +40,7 @@ from bots.levels import level_table
 from bots.link import DEFAULT_BACKOFF, Backoff, Link, RequestFailed
 from bots.manners import DEFAULT_MANNERS, Manners
 from bots.pool import PoolFailedError, SearchError, ThinkRequest, ThinkResult
-from bots.session import MatchSession
+from bots.session import MatchSession, move_seed
 from bots.timing import think_budget_ms
 from games import get_game
 
@@ -108,8 +110,10 @@ class BotPlayer:
 
     ``capacity`` is the fleet's game limit: every match the bot plays holds one
     of its tickets (it also decides rematches); ``seed`` makes the bot's choices
-    among equal moves reproducible; ``token`` comes back as an existing player
-    (another connection of the same bot, or the same bot after a fleet restart).
+    among equal moves reproducible, match by match (the same match id, the same
+    choices; without it each match is seeded at random); ``token`` comes back as
+    an existing player (another connection of the same bot, or the same bot after
+    a fleet restart).
     """
 
     def __init__(
@@ -150,7 +154,9 @@ class BotPlayer:
         self.sessions: dict[str, MatchSession] = {}
         self.results: dict[str, wire.MatchResult] = {}
         """How each finished match ended, by match id."""
-        self._rng = random.Random(seed)
+        self.seed = seed
+        self._rng = random.Random()
+        """Seeds the matches of a bot without a seed."""
         self._level_budget_ms = level_row(spec.game, spec.level).time_ms
         self._task: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -439,7 +445,7 @@ class BotPlayer:
             moves=tuple(session.moves),
             level=self.spec.level,
             budget_ms=think_budget_ms(self._level_budget_ms, clock),
-            seed=self._rng.getrandbits(32),
+            seed=move_seed(session.seed, ply),
             # Waiting for a worker costs clock time, so it comes off a clock's budget; an untimed
             # level's budget is its search time, counted from when the search starts.
             submitted_at=time.time() if clock is not None else None,
@@ -475,7 +481,8 @@ class BotPlayer:
     def _any_move(self, session: MatchSession) -> str:
         """A random legal move: better than losing on time when the pool cannot search."""
         assert session.position is not None
-        return session.position.format_move(self._rng.choice(session.position.legal_moves()))
+        rng = random.Random(move_seed(session.seed, session.ply))
+        return session.position.format_move(rng.choice(session.position.legal_moves()))
 
     # ------------------------------------------------------------------ offers and endings
 
@@ -541,12 +548,19 @@ class BotPlayer:
         """
         session = self.sessions.get(match_id)
         if session is None:
-            session = self.sessions[match_id] = MatchSession(match_id)
+            session = self.sessions[match_id] = MatchSession(match_id, self.match_seed(match_id))
         if session.ticket is None:
             session.ticket = ticket if ticket is not None else self.capacity.claim_even_if_full(match_id)
         elif ticket is not None and ticket is not session.ticket:
             ticket.release()  # the match holds a place already
         return session
+
+    def match_seed(self, match_id: str) -> int:
+        """The seed of match ``match_id``'s searches: from the bot's seed and the match id where the bot
+        has a seed (so a seeded match replays), else at random (so no two matches are alike)."""
+        if self.seed is None:
+            return self._rng.getrandbits(64)
+        return random.Random(f"{self.seed}/{match_id}").getrandbits(64)
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         """Run ``coroutine`` beside the reading loop (see :meth:`bots.link.LinkOwner.on_message`)."""

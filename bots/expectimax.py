@@ -19,11 +19,15 @@ Two opponent models:
 
 There is no pruning (every reply counts towards the average), so expectimax
 searches shallower than alpha-beta for the same time; a cache of values met
-before (keyed by position, ply and depth) saves the transpositions.
+before (keyed by position, ply and depth) saves the transpositions. As every
+root move's value is exact, a search given an ``rng`` plays any of the moves
+that tie for the best at random: a bot should not play the same game twice.
 """
 
 from __future__ import annotations
 
+import math
+import random
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -37,6 +41,9 @@ from games import Move, Position
 
 CACHE_LIMIT = 1_000_000
 """Cached values kept at most; the cache starts afresh when it is full."""
+TIE_TOLERANCE = 1e-9
+"""Root values this close (relatively, or absolutely near zero) tie: the same average summed in another
+order (a mirror image's moves) may differ in its last bits."""
 
 Replies = list[tuple[Move, float]]
 """A distribution over legal replies: (move, probability) pairs whose probabilities sum to 1."""
@@ -102,12 +109,18 @@ class Expectimax:
         self._replies: dict[Hashable, Replies] = {}
 
     def search(
-        self, position: Position, depth: int | None = None, time_ms: float | None = None
+        self,
+        position: Position,
+        depth: int | None = None,
+        time_ms: float | None = None,
+        rng: random.Random | None = None,
     ) -> SearchResult:
         """The move with the best expected score, searched to ``depth`` plies or for ``time_ms``.
 
         Iterative deepening as in :class:`bots.negamax.AlphaBeta`: with a time budget
         the deepest iteration completed in time counts, and the first always completes.
+        Of moves that tie for the best, ``rng`` picks one; without it, the first by
+        the game's ``order_key``.
         """
         if depth is None and time_ms is None:
             raise ValueError("a search needs a depth, a time budget, or both")
@@ -124,12 +137,12 @@ class Expectimax:
         self._root_turn = position.turn
         self._values.clear()  # values are from the root player's side: another root, another cache
         self._deadline = None  # the first iteration always completes
-        best: tuple[Move, float] | None = None
+        values: list[tuple[Move, float]] = []
         completed = 0
         for iteration in range(1, min(depth or MAX_DEPTH, MAX_DEPTH) + 1):
             self.heuristic_leaves = 0
             try:
-                best = self._search_root(position, moves, iteration)
+                values = self._search_root(position, moves, iteration)
             except OutOfTime:
                 break
             completed = iteration
@@ -139,15 +152,15 @@ class Expectimax:
             if deadline.remaining_ms() <= 0:
                 break
         self._deadline = None
-        assert best is not None  # the first iteration has no deadline
-        move, value = best
+        assert values  # the first iteration has no deadline
+        move, value = _best(values, rng)
         pv = self._principal_line(position, move, completed)
         return SearchResult(move, round(value), completed, self.nodes, pv, deadline.elapsed_ms())
 
-    def _search_root(self, position: Position, moves: list[Move], depth: int) -> tuple[Move, float]:
+    def _search_root(self, position: Position, moves: list[Move], depth: int) -> list[tuple[Move, float]]:
+        """Every root move with its expected score, ``depth`` plies deep."""
         self.nodes += 1
-        values = [(move, self._value(position.play(move), depth - 1, 1)) for move in moves]
-        return max(values, key=lambda pair: pair[1])  # max keeps the first of equals
+        return [(move, self._value(position.play(move), depth - 1, 1)) for move in moves]
 
     def _value(self, position: Position, depth: int, ply: int) -> float:
         """The expected score of ``position`` for the root player, ``depth`` plies deep."""
@@ -206,3 +219,12 @@ class Expectimax:
             line.append(move)
             position = position.play(move)
         return tuple(line)
+
+
+def _best(values: list[tuple[Move, float]], rng: random.Random | None) -> tuple[Move, float]:
+    """The best of ``values``: the first of those that tie for it, or one at random with ``rng``."""
+    top = max(value for _, value in values)
+    tied = [
+        pair for pair in values if math.isclose(pair[1], top, rel_tol=TIE_TOLERANCE, abs_tol=TIE_TOLERANCE)
+    ]
+    return tied[0] if rng is None else rng.choice(tied)

@@ -295,8 +295,8 @@ def choose_move(
     the position's value (win, draw or loss) within a quarter, and failing both its
     depth search with the time left. An Othello level with ``solve_empties`` plays
     its exact endgame (:mod:`bots.othello_endgame`) from that many empty squares on.
-    ``rng`` drives the noise and the choice between equal moves, so a seeded one
-    replays the same games.
+    ``rng`` drives the noise and the searches' choice between moves of equal value
+    (see :mod:`bots.negamax`), so a seeded one replays the same games.
     """
     if not position.legal_moves():
         raise ValueError(f"no move to choose: the game is over ({position.outcome()})")
@@ -340,12 +340,12 @@ def choose_move(
     if level.style == "expectimax":
         assert level.opponent is not None  # the parser gives every expectimax level one
         result = Expectimax(evaluator, _opponent_model(level.opponent, evaluator)).search(
-            position, level.depth, time_ms
+            position, level.depth, time_ms, rng
         )
         return result.move, result
     searcher = AlphaBeta(evaluator)
     if level.noise is None:
-        result = searcher.search(position, level.depth, time_ms)
+        result = searcher.search(position, level.depth, time_ms, rng)
         return result.move, result
     return _noisy_choice(searcher.analyze(position, level.depth, time_ms), level, rng)
 

@@ -16,6 +16,13 @@ few re-searches where a deeper entry would have done, and buys a search that is
 reproducible (a level plays the same move from the same position, however warm
 the table) and testable against plain minimax.
 
+Without an ``rng``, of root moves that tie exactly on score the first searched
+is played. Given one, a search plays any of them at random, so that a bot does
+not play the same game twice where it has a choice of equal moves: it searches
+the root's moves after the first with a window one point wider (below the best
+so far), which makes a tie exact where it would have failed low, at the cost of
+the tied moves' subtrees alone.
+
 A game's ``key()`` may leave out history that its rules consult (checkers keeps
 its draw counters out, as draughts engines do), so a position met again may now
 be a draw by repetition. Whether the game is over is therefore asked before the
@@ -30,6 +37,7 @@ and the results stay here, for both.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 
 from bots.deadline import CHECK_MASK, Deadline, OutOfTime
@@ -91,15 +99,21 @@ class AlphaBeta:
         self._pv: list[tuple[Move, ...]] = []
 
     def search(
-        self, position: Position, depth: int | None = None, time_ms: float | None = None
+        self,
+        position: Position,
+        depth: int | None = None,
+        time_ms: float | None = None,
+        rng: random.Random | None = None,
     ) -> SearchResult:
         """The best move from ``position``, searched to ``depth`` plies or for ``time_ms``, or both.
 
         With a time budget, the result is that of the deepest iteration completed
         in time; the first iteration always completes, so there is always a move.
+        ``rng`` chooses among the root moves that tie for the best (see the module
+        docstring); without it the search is the same every time.
         """
-        lines, completed, deadline = self._deepen(position, depth, time_ms, exact_root=False)
-        best = lines[0]
+        lines, completed, deadline = self._deepen(position, depth, time_ms, exact_root=False, rng=rng)
+        best = lines[0] if rng is None else rng.choice(lines)
         return SearchResult(
             best.move,
             best.score,
@@ -132,7 +146,12 @@ class AlphaBeta:
         }
 
     def _deepen(
-        self, position: Position, depth: int | None, time_ms: float | None, exact_root: bool
+        self,
+        position: Position,
+        depth: int | None,
+        time_ms: float | None,
+        exact_root: bool,
+        rng: random.Random | None = None,
     ) -> tuple[list[_Line], int, Deadline]:
         """Iterative deepening: search depth 1, 2, ... and keep the last iteration completed."""
         if depth is None and time_ms is None:
@@ -157,7 +176,7 @@ class AlphaBeta:
             started_ms = deadline.elapsed_ms()
             self.heuristic_leaves = 0
             try:
-                lines = self._search_root(position, moves, iteration, exact_root)
+                lines = self._search_root(position, moves, iteration, exact_root, ties=rng is not None)
             except OutOfTime:
                 break
             completed = iteration
@@ -172,10 +191,13 @@ class AlphaBeta:
         self._deadline = None
         return lines, completed, deadline
 
-    def _search_root(self, position: Position, moves: list[Move], depth: int, exact: bool) -> list[_Line]:
-        """The root's moves searched to ``depth``; all of them exactly if ``exact``, else the best one."""
+    def _search_root(
+        self, position: Position, moves: list[Move], depth: int, exact: bool, ties: bool
+    ) -> list[_Line]:
+        """The root's moves searched to ``depth``, best first (ties in search order): all of them exactly
+        if ``exact``, else every move that ties for the best if ``ties``, else the best one."""
         if self.kernel is not None:
-            return self._search_root_compiled(position, depth, exact)
+            return self._search_root_compiled(position, depth, exact, ties)
         self.nodes += 1
         key = position.key()
         entry = self.table.get(key)
@@ -185,25 +207,28 @@ class AlphaBeta:
         lines: list[_Line] = []
         leaves_before = self.heuristic_leaves
         for move in moves:
-            window_alpha = -INFINITY if exact else alpha
+            # With ties, a move that scores the best so far is searched exactly too: one point lower.
+            window_alpha = -INFINITY if exact else alpha - 1 if ties and alpha > -INFINITY else alpha
             score = -self._negamax(position.play(move), depth - 1, -INFINITY, -window_alpha, 1)
-            if exact or score > alpha:
+            if exact or score > window_alpha:
                 lines.append(_Line(move, score, (move, *pv[1])))
             alpha = max(alpha, score)
         lines.sort(key=lambda line: line.score, reverse=True)  # stable: ties keep the search's order
         best = lines[0]
         resolved = self.heuristic_leaves == leaves_before
         self.table.put(key, depth, best.score, EXACT, best.move, resolved)
-        return lines if exact else [best]
+        if exact:
+            return lines
+        return [line for line in lines if line.score == best.score] if ties else [best]
 
-    def _search_root_compiled(self, position: Position, depth: int, exact: bool) -> list[_Line]:
+    def _search_root_compiled(self, position: Position, depth: int, exact: bool, ties: bool) -> list[_Line]:
         """:meth:`_search_root` in C: the kernel counts on from this searcher's counters and hands them
         back, even when the deadline stops it."""
         assert self.kernel is not None
         searcher = self.kernel.searcher
         searcher.nodes, searcher.heuristic_leaves = self.nodes, self.heuristic_leaves
         try:
-            lines = searcher.search_root(self.kernel.state_of(position), depth, exact, self._deadline)
+            lines = searcher.search_root(self.kernel.state_of(position), depth, exact, self._deadline, ties)
         finally:
             self.nodes, self.heuristic_leaves = searcher.nodes, searcher.heuristic_leaves
         return [_Line(move, score, pv) for move, score, pv in lines]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from dataclasses import dataclass, field
 
@@ -12,11 +13,19 @@ from bots.timing import Clock
 from games import Position
 
 
+def move_seed(match_seed: int, ply: int) -> int:
+    """The seed of the search for ``ply`` of a match: the match's seed and the ply fix it, so that a
+    search started again for the same ply (after a reconnection) chooses as the first one did."""
+    return random.Random(f"{match_seed}/{ply}").getrandbits(32)
+
+
 @dataclass(slots=True)
 class MatchSession:
     """What a bot knows of one match it holds a seat in."""
 
     match_id: str
+    seed: int = 0
+    """Seeds the match's searches (:func:`move_seed`): their choices between equal moves, and noise."""
     ticket: Ticket | None = None
     """The fleet's place this game takes, given back when the game ends."""
     log: str | None = None

@@ -48,9 +48,17 @@ class CompiledSearcher(Protocol):
     nodes: int
     heuristic_leaves: int
 
-    def search_root(self, state: State, depth: int, exact: bool, deadline: Deadline | None) -> list[RootLine]:
+    def search_root(
+        self,
+        state: State,
+        depth: int,
+        exact: bool,
+        deadline: Deadline | None,
+        ties: bool = False,
+    ) -> list[RootLine]:
         """One iteration of the deepening from the root: ``AlphaBeta._search_root``, counting on from
-        ``nodes`` and ``heuristic_leaves``. Raises what ``deadline.check()`` raises."""
+        ``nodes`` and ``heuristic_leaves``; with ``ties``, every move that ties for the best comes back.
+        Raises what ``deadline.check()`` raises."""
         ...
 
     def table_move(self, state: State) -> Move | None:

@@ -1,4 +1,5 @@
-"""``plyarena bench engine``, ``store`` and ``moves``, quick, and the benchmarks file they share."""
+"""``plyarena bench engine``, ``store``, ``moves`` and ``variety``, quick, and the benchmarks file they
+share."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from bench.moves import MovesPlan, run_moves_benchmark
 from bench.pons import PONS_SETS, PROBE_LINE, PROBE_SCORE
 from bench.solving import PONS, our_searches
 from bench.store import WAYS, StorePlan, run_store_benchmark
+from bench.variety import VarietyPlan, play_match
+from bots.levels import level
 from bots.speedups import compiled_games
 from plyarena.cli import main
 from plyarena.commands.bench import write_section
@@ -148,3 +151,25 @@ def test_quick_moves_benchmark_commits_every_move_and_writes_its_section(tmp_pat
     text = output.read_text()
     assert "`plyarena bench moves --quick --gc 900,10,10`" in text and "| 900, 10, 10 |" in text
     assert "| of which young / middle / full, us |" in text
+
+
+@pytest.mark.parametrize(("game", "number", "bot_seat"), [("tictactoe", 8, 1), ("othello", 4, 0)])
+def test_a_level_plays_other_games_on_other_seeds_against_one_replayed_line(
+    game: str, number: int, bot_seat: int
+) -> None:
+    """Against the same scripted human, five seeds give at least two games, and a seed its own again."""
+    played = [play_match(game, level(game, number), bot_seat, seed, None) for seed in range(5)]
+    assert len(set(played)) >= 2
+    assert play_match(game, level(game, number), bot_seat, 3, None) == played[3]
+
+
+def test_quick_variety_benchmark_writes_its_section(tmp_path: Path) -> None:
+    output = tmp_path / "benchmarks.md"
+    assert main(["bench", "variety", "--quick", "--matches", "2", "--output", str(output)]) == 0
+    text = output.read_text()
+    assert "`plyarena bench variety --quick --matches 2`" in text
+    plan = VarietyPlan.quick()
+    for game in plan.games:
+        for number in plan.levels:
+            assert f"| {game} | {number} {level(game, number).name} |" in text
+    assert "| connect4 | 5 | 3 |" in text and text.count("x | 0 |") == 1  # the cost, and no score differs

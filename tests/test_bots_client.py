@@ -29,7 +29,7 @@ from bots.link import MAX_MESSAGE_BYTES, UNREACHABLE_WARNING_AFTER, Backoff, Lin
 from bots.lobby_feeds import MqttLobby
 from bots.manners import Manners
 from bots.pool import SearchError, SearchPool, ThinkRequest, ThinkResult
-from bots.session import MatchSession
+from bots.session import MatchSession, move_seed
 from games import get_game
 
 # ---------------------------------------------------------------------- wire
@@ -197,6 +197,18 @@ def pool() -> Any:
     shared = SearchPool(1)
     yield shared
     shared.close()
+
+
+def test_each_match_has_a_seed_of_its_own_that_a_seeded_bot_gives_it_again(pool: SearchPool) -> None:
+    """So two matches differ in their choices between equal moves, and a seeded bot's match replays; a
+    search for one ply gets one seed however often it starts."""
+    spec = BotSpec.of("connect4", 6)
+    seeded, again = (BotPlayer("ws://127.0.0.1:9", spec, pool, seed=7) for _ in range(2))
+    assert seeded.match_seed("m1") == again.match_seed("m1") != seeded.match_seed("m2")
+    assert BotPlayer("ws://127.0.0.1:9", spec, pool, seed=8).match_seed("m1") != seeded.match_seed("m1")
+    unseeded = BotPlayer("ws://127.0.0.1:9", spec, pool)
+    assert unseeded.match_seed("m1") != unseeded.match_seed("m1")
+    assert move_seed(5, 0) == move_seed(5, 0) != move_seed(5, 1)
 
 
 async def test_a_bot_ignores_what_it_cannot_read_and_plays_on(

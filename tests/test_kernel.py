@@ -100,6 +100,19 @@ def test_a_search_is_the_same_compiled_or_not(game: str, seed: int, depth: int) 
 
 @pytest.mark.parametrize("game", KERNEL_GAMES)
 @EXAMPLES
+@given(seed=st.integers(0, 2**32 - 1), depth=st.integers(1, 5))
+def test_a_search_with_an_rng_is_the_same_compiled_or_not(game: str, seed: int, depth: int) -> None:
+    """Given equally seeded rngs, both prove the same ties for the best and choose the same of them: the
+    same move, line and node count."""
+    compiled, python = searchers(game)
+    position = random_position(game, seed)
+    depth = min(depth, MAX_DEPTH[game])
+    found = compiled.search(position, depth, rng=random.Random(seed))
+    same_search(found, python.search(position, depth, rng=random.Random(seed)))
+
+
+@pytest.mark.parametrize("game", KERNEL_GAMES)
+@EXAMPLES
 @given(seed=st.integers(0, 2**32 - 1), depth=st.integers(1, 4))
 def test_an_analysis_is_the_same_compiled_or_not(game: str, seed: int, depth: int) -> None:
     """Every root move's score and line, in the same order: the best-move set and its ties too."""

@@ -225,14 +225,31 @@ def test_every_level_chooses_a_legal_move(name: str, number: int) -> None:
         assert result.depth is None
 
 
-def test_a_noisy_level_varies_its_moves_and_a_perfect_one_does_not() -> None:
+def test_a_noisy_level_varies_its_moves_and_a_perfect_one_plays_only_best_moves() -> None:
     position = get_game("tictactoe").start()
     noisy = Counter(
         choose_move(position, level("tictactoe", 1), random.Random(seed))[0] for seed in range(40)
     )
-    perfect = {choose_move(position, level("tictactoe", 8), random.Random(seed))[0] for seed in range(5)}
+    perfect = [choose_move(position, level("tictactoe", 8), random.Random(seed))[1] for seed in range(5)]
     assert len(noisy) >= 4
-    assert len(perfect) == 1
+    assert {result.score for result in perfect} == {0}  # every first move draws
+
+
+@pytest.mark.parametrize(
+    ("name", "number"), [("othello", 2), ("othello", 3), ("othello", 7), ("checkers", 5), ("chess", 4)]
+)
+def test_a_level_without_noise_chooses_at_random_among_equal_moves_and_a_seed_replays(
+    name: str, number: int
+) -> None:
+    """The first positions of Othello (four mirror images), checkers and chess have moves that tie: an
+    alpha-beta level (its root proves ties) and an expectimax one (Othello's 3) play several of
+    them over a few seeds, the same one for the same seed."""
+    position = get_game(name).start()
+    chosen = [choose_move(position, level(name, number), random.Random(seed)) for seed in range(8)]
+    assert len({move for move, _ in chosen}) >= 2
+    assert len({result.score for _, result in chosen}) == 1
+    for seed in (0, 5):
+        assert choose_move(position, level(name, number), random.Random(seed))[0] == chosen[seed][0]
 
 
 def test_the_perfect_tictactoe_level_takes_a_win() -> None:

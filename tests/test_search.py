@@ -130,6 +130,36 @@ def test_analysis_scores_every_move_as_minimax_does(name: str, seed: int) -> Non
 
 @pytest.mark.parametrize("name", ORACLE_GAMES)
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), depth=st.integers(1, 3))
+def test_a_search_with_an_rng_plays_one_of_the_best_moves_and_can_play_each(
+    name: str, seed: int, depth: int
+) -> None:
+    """Its score is the search's without an rng, its move one that the analysis scores best; over seeds,
+    every such move comes up (the root proves ties exact rather than cutting them off)."""
+    position = random_position(name, seed)
+    evaluator = evaluator_for(name)
+    analysis = AlphaBeta(evaluator).analyze(position, depth)
+    best_score = max(result.score for result in analysis.values())
+    best_moves = {move for move, result in analysis.items() if result.score == best_score}
+    played = set()
+    for rng_seed in range(12 * len(best_moves)):
+        found = AlphaBeta(evaluator).search(position, depth, rng=random.Random(rng_seed))
+        assert found.score == best_score and found.move in best_moves
+        played.add(found.move)
+    assert played == best_moves
+
+
+def test_a_perfect_search_with_an_rng_opens_anywhere_at_tictactoe() -> None:
+    """All nine first moves draw: given an rng, a full search plays each, where it once always chose the
+    centre."""
+    position = get_game("tictactoe").start()
+    searcher = AlphaBeta(evaluator_for("tictactoe"))
+    played = {searcher.search(position, 9, rng=random.Random(seed)).move for seed in range(60)}
+    assert played == set(position.legal_moves())
+
+
+@pytest.mark.parametrize("name", ORACLE_GAMES)
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), depth=st.integers(1, 4))
 def test_principal_variation_is_legal_starts_with_the_move_and_earns_the_score(
     name: str, seed: int, depth: int

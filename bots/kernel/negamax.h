@@ -343,10 +343,11 @@ static PyObject *root_pv(Searcher *searcher, const Move *move)
     return line;
 }
 
-/* AlphaBeta._search_root: the root's moves searched to depth, every one exactly if exact, else the best.
- * A list of (move, score, pv) tuples, best first (ties in search order); NULL with an exception if the
- * deadline raised or memory ran out. */
-static PyObject *search_root(Searcher *searcher, Position *root, int depth, int exact)
+/* AlphaBeta._search_root: the root's moves searched to depth, every one exactly if exact, else every one
+ * that ties for the best if ties (each move after the first searched one point below the best so far),
+ * else the best. A list of (move, score, pv) tuples, best first (ties in search order); NULL with an
+ * exception if the deadline raised or memory ran out. */
+static PyObject *search_root(Searcher *searcher, Position *root, int depth, int exact, int ties)
 {
     Move moves[MAX_MOVES];
     RootLine lines[MAX_MOVES];
@@ -380,13 +381,13 @@ static PyObject *search_root(Searcher *searcher, Position *root, int depth, int 
     long long leaves_before = searcher->heuristic_leaves;
     Position child;
     for (int index = 0; index < ordered_count; index++) {
-        int window_alpha = exact ? -INFINITE_SCORE : alpha;
+        int window_alpha = exact ? -INFINITE_SCORE : ties && alpha > -INFINITE_SCORE ? alpha - 1 : alpha;
         play(root, &ordered[index], &child);
         int score = -negamax(searcher, &child, depth - 1, -INFINITE_SCORE, -window_alpha, 1);
         if (searcher->failed) {
             goto failed;
         }
-        if (exact || score > alpha) {
+        if (exact || score > window_alpha) {
             RootLine *line = &lines[line_count];
             line->move = ordered[index];
             line->score = score;
@@ -415,6 +416,9 @@ static PyObject *search_root(Searcher *searcher, Position *root, int depth, int 
     table_put(searcher, &key, depth, lines[0].score, EXACT, &lines[0].move, resolved);
 
     int kept = exact ? line_count : 1;
+    while (!exact && ties && kept < line_count && lines[kept].score == lines[0].score) {
+        kept++;
+    }
     for (int index = kept; index < line_count; index++) {
         Py_CLEAR(lines[index].pv);
     }

@@ -64,8 +64,8 @@ static void Searcher_dealloc(Searcher *searcher)
 static PyObject *Searcher_search_root(Searcher *searcher, PyObject *args)
 {
     PyObject *state, *deadline;
-    int depth, exact;
-    if (!PyArg_ParseTuple(args, "OipO", &state, &depth, &exact, &deadline)) {
+    int depth, exact, ties = 0;
+    if (!PyArg_ParseTuple(args, "OipO|p", &state, &depth, &exact, &deadline, &ties)) {
         return NULL;
     }
     if (depth < 1 || depth > MAX_DEPTH) {
@@ -78,7 +78,7 @@ static PyObject *Searcher_search_root(Searcher *searcher, PyObject *args)
     }
     searcher->deadline = deadline == Py_None ? NULL : deadline;
     searcher->failed = 0;
-    PyObject *lines = search_root(searcher, &root, depth, exact);
+    PyObject *lines = search_root(searcher, &root, depth, exact, ties);
     searcher->deadline = NULL;
     release_position(&root);
     return lines;
@@ -181,8 +181,9 @@ static PyObject *Searcher_key_hash(PyObject *Py_UNUSED(type), PyObject *state)
 
 static PyMethodDef Searcher_methods[] = {
     {"search_root", (PyCFunction)Searcher_search_root, METH_VARARGS,
-     "search_root(state, depth, exact, deadline) -> [(move, score, pv), ...]: one iteration of "
-     "AlphaBeta's deepening from the root, best first; every move if exact, else the best alone."},
+     "search_root(state, depth, exact, deadline, ties=False) -> [(move, score, pv), ...]: one iteration "
+     "of AlphaBeta's deepening from the root, best first; every move if exact, else every move that ties "
+     "for the best if ties, else the best alone."},
     {"table_move", (PyCFunction)Searcher_table_move, METH_O,
      "table_move(state) -> the best move the table holds for the position, or None."},
     {"forget_ordering", (PyCFunction)Searcher_forget_ordering, METH_NOARGS,

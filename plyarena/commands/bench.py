@@ -56,6 +56,8 @@ from bench.pons import (
 )
 from bench.store import StorePlan, run_store_benchmark
 from bench.store import render_markdown as render_store_markdown
+from bench.variety import VarietyPlan, cost_table, run_variety_benchmark, summary, variety_table
+from bench.variety import render_markdown as render_variety_markdown
 from bots.levels import LEVEL_COUNT
 from games import GAMES
 from plyarena.options import (
@@ -579,6 +581,29 @@ def _run_commits(args: argparse.Namespace) -> int:
     return 0
 
 
+def _configure_variety(parser: argparse.ArgumentParser) -> None:
+    _add_quick_and_output(parser)
+    parser.add_argument(
+        "--matches", type=positive_int, help="games per level and seat (default 20; --quick: 3)"
+    )
+
+
+def _run_variety(args: argparse.Namespace) -> int:
+    plan = VarietyPlan.quick() if args.quick else VarietyPlan()
+    if args.matches is not None:
+        plan = replace(plan, matches=args.matches)
+    command = "plyarena bench variety" + (" --quick" if args.quick else "")
+    command += f" --matches {args.matches}" if args.matches is not None else ""
+    output = _output_unless_quick(args)
+    console = Console()
+    columns = (TextColumn("{task.description:<40}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console) as progress:
+        report = run_variety_benchmark(plan, command, RichTracker(progress).task)
+    _print_tables(console, [variety_table(report), cost_table(report)], [summary(report.rows)])
+    _write(output, console, "variety", render_variety_markdown(report))
+    return 1 if any(row.score_mismatches for row in report.costs) else 0
+
+
 MODES: dict[str, Mode] = {
     "engine": Mode(
         "search speed per game, Connect Four solving on Pons' sets, minimax vs alpha-beta, easyAI alongside",
@@ -621,6 +646,11 @@ MODES: dict[str, Mode] = {
         "or through SQLAlchemy",
         _configure_store,
         _run_store,
+    ),
+    "variety": Mode(
+        "distinct games per level against a scripted human who replays one line (bots that vary)",
+        _configure_variety,
+        _run_variety,
     ),
 }
 """Every benchmark mode by name."""

@@ -51,7 +51,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=0.2,
         help="epsilon-greedy opponent's random share, 0 to 1 (default 0.2)",
     )
-    parser.add_argument("--seed", type=int, help="seed for a level's noise (default: random)")
+    parser.add_argument(
+        "--seed", type=int, help="seed for a level's noise and its choice among equal moves (default: random)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
