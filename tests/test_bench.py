@@ -19,7 +19,7 @@ from bench.variety import VarietyPlan, play_match
 from bots.levels import level
 from bots.speedups import compiled_games
 from plyarena.cli import main
-from plyarena.commands.bench import write_section
+from plyarena.commands.bench.output import write_section
 
 TITLES = (
     "Search speed",

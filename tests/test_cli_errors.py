@@ -15,7 +15,7 @@ from bots.connect4_book import BOOK_PATH
 from bots.deadline import Deadline
 from bots.tournament import schedule
 from plyarena.cli import main
-from plyarena.commands.bench import DEFAULT_OUTPUT
+from plyarena.commands.bench.output import DEFAULT_OUTPUT
 
 Capture = pytest.CaptureFixture[str]
 REPOSITORY = Path(__file__).resolve().parents[1]
