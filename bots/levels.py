@@ -290,9 +290,9 @@ def choose_move(
 
     ``time_budget_ms`` (from the bot's clock) caps the level's own time budget. A
     solver level without noise first plays the game's opening book, where it has
-    one; then the exact score within half its time (the solver's node budget from
-    its speed, :func:`bots.perfect.nodes_within`), failing that a move that keeps
-    the position's value (win, draw or loss) within a quarter, and failing both its
+    one; then the exact score within three quarters of its time (the solver's node
+    budget from its speed, :func:`bots.perfect.nodes_within`), failing that a move
+    that keeps the position's value (win, draw or loss) within an eighth, and failing both its
     depth search with the time left. An Othello level with ``solve_empties`` plays
     its exact endgame (:mod:`bots.othello_endgame`) from that many empty squares on.
     ``rng`` drives the noise and the searches' choice between moves of equal value
@@ -307,7 +307,7 @@ def choose_move(
             result = perfect.from_book(level.game, position)
             if result is not None:
                 return result.move, result
-        max_nodes = None if time_ms is None else perfect.nodes_within(level.game, time_ms / 2)
+        max_nodes = None if time_ms is None else perfect.nodes_within(level.game, time_ms * 3 / 4)
         started = time.perf_counter()
         try:
             if level.noise is None:
@@ -315,8 +315,8 @@ def choose_move(
                     result = perfect.solve(level.game, position, max_nodes)
                 except perfect.SolverBudgetExceeded:
                     # The exact score is out of reach: a move that keeps the win or the draw will do,
-                    # and its search settles more positions within half that budget.
-                    weak_nodes = None if max_nodes is None else max(1, max_nodes // 2)
+                    # and its search settles more positions within a sixth of that budget.
+                    weak_nodes = None if max_nodes is None else max(1, max_nodes // 6)
                     result = perfect.solve_weakly(level.game, position, weak_nodes)
                 return result.move, result
             return _noisy_choice(perfect.analyze(level.game, position, max_nodes), level, rng)

@@ -279,7 +279,7 @@ def test_a_game_without_a_book_has_no_book_move() -> None:
     othello = get_game("othello")
     assert perfect.book_for("othello") is None
     assert perfect.from_book("othello", othello.start()) is None
-    assert perfect.from_book("connect4", ConnectFour.from_moves("11")) is None  # not the book's opening
+    assert perfect.from_book("connect4", ConnectFour.from_moves("111")) is None  # not on the book's lines
 
 
 def test_book_command_builds_resumes_and_checks_a_book(

@@ -91,7 +91,7 @@ def test_past_its_budget_for_the_exact_score_a_move_that_keeps_the_value_will_do
 
 def test_out_of_time_for_the_solver_the_top_level_searches_instead() -> None:
     hurried = replace(level("connect4", 8), time_ms=1)
-    position = ConnectFour.from_moves("11")  # not in the book, and far too early for a millisecond
+    position = ConnectFour.from_moves("111")  # not in the book, and far too early for a millisecond
     move, result = choose_move(position, hurried, random.Random(0))
     assert move in position.legal_moves() and result.source == "searched"
     assert result.depth is not None and 1 <= result.depth <= hurried.depth
