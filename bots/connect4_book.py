@@ -6,8 +6,8 @@ hours. The book fills that gap with data computed offline by ``plyarena book
 connect4`` (:mod:`bots.connect4_book_build`).
 
 Which positions: a book is built for the side to move at each of its roots (the
-first player from the empty board, the second after each first move, the first
-again after each two, where the tournaments' random openings leave it). At the
+first player from the empty board, and either side after every opening of up to
+three moves, where the tournaments' random openings leave it). At the
 side's own turns the book holds one move of the best exact score (the quickest
 win, a draw kept, or the longest loss) and that score; at the opponent's turns
 every reply is followed. So, playing the book's moves, the side meets only

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 from support.fixtures import Connect
 from support.process import free_port
-from support.services import PrivateMosquitto, mosquitto_binary
+from support.services import PrivateMosquitto
 from support.waiting import wait_until
 
 from bots import wire
@@ -29,22 +29,13 @@ FAST = Backoff(initial_s=0.05, max_s=0.5)
 
 
 @pytest.fixture
-async def broker() -> AsyncIterator[PrivateMosquitto]:
-    mosquitto = PrivateMosquitto(mosquitto_binary())
-    await mosquitto.start()
-    try:
-        yield mosquitto
-    finally:
-        await mosquitto.stop()
-
-
-@pytest.fixture
 async def two_instances(
-    arena_postgres_url: str, broker: PrivateMosquitto
+    arena_postgres_url: str, private_broker: PrivateMosquitto
 ) -> AsyncIterator[tuple[Server, Server]]:
     """Two instances sharing a database and a (private) broker; the second knows the first's URL."""
     configs = [
-        ServerConfig(port=0, db_url=arena_postgres_url, mqtt_url=broker.url, grace_s=60.0) for _ in "ab"
+        ServerConfig(port=0, db_url=arena_postgres_url, mqtt_url=private_broker.url, grace_s=60.0)
+        for _ in "ab"
     ]
     async with running_server(configs[0]) as host, running_server(configs[1]) as other:
         await wait_until(lambda: host.config.instance_id in other.lobby.instance_urls, 10, "the host's URL")

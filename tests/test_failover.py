@@ -7,11 +7,10 @@ other arena's lobby, instances or fleets on the shared one take part.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from support.services import PrivateMosquitto, mosquitto_binary
+from support.services import PrivateMosquitto
 
 from bench.loadgen.failover import FailoverPlan, run_failover
 from plyarena.cli import main
@@ -20,22 +19,12 @@ ADOPTION_LIMIT_S = 10.0
 """The issue's bound: from the lease's lapse until every match of the dead instance is live elsewhere."""
 
 
-@pytest.fixture
-async def broker() -> AsyncIterator[PrivateMosquitto]:
-    mosquitto = PrivateMosquitto(mosquitto_binary())
-    await mosquitto.start()
-    try:
-        yield mosquitto
-    finally:
-        await mosquitto.stop()
-
-
 @pytest.mark.slow
 async def test_a_killed_instances_live_matches_play_on_at_the_others_with_nothing_lost(
-    arena_postgres_url: str, broker: PrivateMosquitto, tmp_path: Path
+    arena_postgres_url: str, private_broker: PrivateMosquitto, tmp_path: Path
 ) -> None:
     plan = FailoverPlan(instances=3, matches=60, bot_share=0.5, game="tictactoe", lease_s=3.0, pace_s=0.2)
-    report = await run_failover(plan, arena_postgres_url, broker.url, tmp_path)
+    report = await run_failover(plan, arena_postgres_url, private_broker.url, tmp_path)
 
     assert report.problems == []
     assert report.killed_matches == 20 and report.killed_bot_matches == 10

@@ -43,7 +43,6 @@ from support.services import (
     PrivateMosquitto,
     PrivatePostgres,
     TcpProxy,
-    mosquitto_binary,
     postgres_binaries,
 )
 from support.waiting import wait_until
@@ -184,16 +183,6 @@ def assert_clocks_resumed(record: dict[str, Any], restarted_at: datetime) -> Non
 # --------------------------------------------------------------------------- the broker restarted
 
 
-@pytest.fixture
-async def mosquitto() -> AsyncIterator[PrivateMosquitto]:
-    broker = PrivateMosquitto(mosquitto_binary())
-    await broker.start()
-    try:
-        yield broker
-    finally:
-        await broker.stop()
-
-
 @contextlib.asynccontextmanager
 async def fleet_process(mqtt_url: str) -> AsyncIterator[list[str]]:
     """``plyarena bots --mqtt``: a fleet that knows of servers only through the broker; yields its output."""
@@ -251,12 +240,12 @@ async def bot_answers(player: ArenaClient, match_id: str) -> None:
 
 
 async def test_the_server_and_a_fleet_outlive_a_broker_restart(
-    mosquitto: PrivateMosquitto, connect: Connect, tmp_path: Path
+    private_broker: PrivateMosquitto, connect: Connect, tmp_path: Path
 ) -> None:
     instance = f"faults-mqtt-{secrets.token_hex(3)}"
     config = ServerConfig(port=0, db_url=f"sqlite+aiosqlite:///{tmp_path / 'mqtt.sqlite3'}",
-                          mqtt_url=mosquitto.url, instance_id=instance, grace_s=30)  # fmt: skip
-    async with running_server(config) as server, fleet_process(mosquitto.url) as fleet_output:
+                          mqtt_url=private_broker.url, instance_id=instance, grace_s=30)  # fmt: skip
+    async with running_server(config) as server, fleet_process(private_broker.url) as fleet_output:
         alice = await connect.player(server, "Alice")
         with_bot = (await alice.request("match.create", game="connect4", seat=0, bot={"level": 1}))[
             "match_id"
@@ -265,7 +254,7 @@ async def test_the_server_and_a_fleet_outlive_a_broker_restart(
         assert seated["player"]["bot"], "the fleet found the match over MQTT"
         await bot_answers(alice, with_bot)
 
-        await mosquitto.stop()
+        await private_broker.stop()
         # Without a broker: the lobby, WebSocket play, the bot already seated, the API all go on.
         bob, carol = await connect.player(server, "Bob"), await connect.player(server, "Carol")
         lobby = await bob.request("lobby.subscribe")
@@ -276,12 +265,14 @@ async def test_the_server_and_a_fleet_outlive_a_broker_restart(
         await bot_answers(alice, with_bot)
         assert (await api_get(server.http_url, "/healthz"))[1]["status"] == "ok"
 
-        await mosquitto.start()  # the same port, and empty: the broker lost every retained entry
+        await private_broker.start()  # the same port, and empty: the broker lost every retained entry
         dave = await connect.player(server, "Dave")
         wanted = (await dave.request("match.create", game="connect4", seat=0, bot={"level": 1}))["match_id"]
         # The entry reaches the broker again (the server reconnects), and the fleet (which reconnects
         # too) seats a bot from it.
-        await asyncio.wait_for(lobby_entries(mosquitto.url, instance, lambda entries: wanted in entries), 30)
+        await asyncio.wait_for(
+            lobby_entries(private_broker.url, instance, lambda entries: wanted in entries), 30
+        )
         seated = await dave.expect(type_="seated", match_id=wanted, timeout=30)
         assert seated["player"]["bot"]
         await bot_answers(dave, wanted)

@@ -3,13 +3,13 @@
 The book (see :mod:`bots.connect4_book`) holds, for the positions a player meets
 before ``--plies`` stones while it follows the book against any reply, a move of
 the best exact score and that score (:mod:`bots.connect4_book_build`). By default
-it is built for the first player from the empty board, for the second player
-after each first move, and for the first player again after each two; ``--root``
-picks other positions. Solved by the compiled exact solver, a book to 12 stones
-takes hours: the build saves the book every few minutes, ``--seconds`` stops it
-with a partial book, and ``--resume`` goes on from the book at ``--out``. With
-``--database`` (BitBully's scores of every 12-stone position,
-:mod:`bots.connect4_database`), the same book takes minutes.
+it is built for the first player from the empty board and for the side to move
+after every opening of one, two and three moves; ``--root`` picks other
+positions. Solved by the compiled exact solver, a book to 12 stones takes hours:
+the build saves the book every few minutes, ``--seconds`` stops it with a partial
+book, and ``--resume`` goes on from the book at ``--out``. With ``--database``
+(BitBully's scores of every 12-stone position, :mod:`bots.connect4_database`),
+the same book takes minutes.
 
 ``--check N`` builds nothing: it samples N positions per root where the book at
 ``--out`` ends and times level 8's move there, which is what the live solver must
@@ -37,10 +37,17 @@ from games.connect4 import CELLS, ConnectFour
 from plyarena.options import CommandError, check_writable, non_negative_float, positive_int
 
 HELP = "build the Connect Four opening book that the perfect level plays from"
-DEFAULT_ROOTS = ("", "4", "3", "2", "1", *(f"{first}{second}" for first in "4321" for second in "4352617"))
-"""The empty board, the second player's turn after each first move, and the first player's after each
-two (the mirror images of first moves 5 to 7 share their entries): the tournaments open with two random
-plies, and level 8 plays perfectly from each of them."""
+COLUMNS = "4352617"
+"""Centre first."""
+DEFAULT_ROOTS = (
+    "",
+    *("4321"),
+    *(first + second for first in "4321" for second in COLUMNS),
+    *(first + second + third for first in "4321" for second in COLUMNS for third in COLUMNS),
+)
+"""The empty board, then each side's turn after every opening of one, two and three moves (the mirror
+images of first moves 5 to 7 share their entries): the tournaments open with two random plies, after which
+level 8 plays either side, and plays perfectly from every one of them."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

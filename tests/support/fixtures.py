@@ -23,6 +23,7 @@ from pg_scratch import temporary_postgres_database
 from server.app import Server, running_server
 from server.config import ServerConfig
 from support.client import ArenaClient
+from support.services import PrivateMosquitto, mosquitto_binary
 
 StartServer = Callable[..., Awaitable[Server]]
 
@@ -84,3 +85,14 @@ async def connect() -> AsyncIterator[Connect]:
     """``await connect(server_or_url)``, ``await connect.player(server, "Alice")``: see :class:`Connect`."""
     async with contextlib.AsyncExitStack() as stack:
         yield Connect(stack)
+
+
+@pytest.fixture
+async def private_broker() -> AsyncIterator[PrivateMosquitto]:
+    """A Mosquitto of this test's own, so that no other test's (or helper's) messages reach it."""
+    broker = PrivateMosquitto(mosquitto_binary())
+    await broker.start()
+    try:
+        yield broker
+    finally:
+        await broker.stop()
