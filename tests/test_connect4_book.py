@@ -279,7 +279,13 @@ def test_a_game_without_a_book_has_no_book_move() -> None:
     othello = get_game("othello")
     assert perfect.book_for("othello") is None
     assert perfect.from_book("othello", othello.start()) is None
-    assert perfect.from_book("connect4", ConnectFour.from_moves("111")) is None  # not on the book's lines
+    # Four moves in, off the first player's own line from its root two moves in.
+    assert SHIPPED is not None
+    after_two = ConnectFour.from_moves("11")
+    book_move = SHIPPED.lookup(after_two)
+    assert book_move is not None
+    other = next(column for column in after_two.legal_moves() if column != book_move.move)
+    assert perfect.from_book("connect4", after_two.play(other).play(0)) is None
 
 
 def test_book_command_builds_resumes_and_checks_a_book(

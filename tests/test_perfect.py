@@ -89,9 +89,16 @@ def test_past_its_budget_for_the_exact_score_a_move_that_keeps_the_value_will_do
     assert WeakSolver().value(position.play(result.move)) == -1  # the opponent is lost after it
 
 
+def off_book_opening() -> ConnectFour:
+    """A position four moves in that the opening book does not hold (the book covers openings of up to
+    three moves, then each side's own lines)."""
+    openings = (ConnectFour.from_moves(f"11{third}{fourth}") for third in "1234567" for fourth in "1234567")
+    return next(position for position in openings if perfect.from_book("connect4", position) is None)
+
+
 def test_out_of_time_for_the_solver_the_top_level_searches_instead() -> None:
     hurried = replace(level("connect4", 8), time_ms=1)
-    position = ConnectFour.from_moves("111")  # not in the book, and far too early for a millisecond
+    position = off_book_opening()  # far too early for a millisecond
     move, result = choose_move(position, hurried, random.Random(0))
     assert move in position.legal_moves() and result.source == "searched"
     assert result.depth is not None and 1 <= result.depth <= hurried.depth
