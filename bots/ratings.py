@@ -419,8 +419,8 @@ class ShippedAnchor(msgspec.Struct, frozen=True):
     losses: int
 
 
-class ShippedLadder(msgspec.Struct, frozen=True):
-    """One game's ladder as shipped, with what it was measured from."""
+class ShippedLadder(msgspec.Struct, frozen=True, omit_defaults=True):
+    """One game's ladder as shipped, with what it was measured from (a ladder without anchors lists none)."""
 
     anchor_level: int | None
     """The level held at ``anchor_rating``; ``None`` where ``anchors`` hold the scale."""

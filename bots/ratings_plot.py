@@ -42,12 +42,12 @@ def plot_ladder(ladder: Ladder, path: Path, *, title: str, names: Mapping[int, s
     above = [row.ci_high - row.rating for row in rows]
     figure, axes = pyplot.subplots(figsize=(8, 4.5), dpi=100)
     try:
-        for anchor in ladder.anchors:
-            axes.axhline(anchor.rating, color="#888888", lw=1, ls="--", zorder=1)
-            axes.annotate(
-                f"{anchor.level}", (0, anchor.rating), xycoords=("axes fraction", "data"),
-                textcoords="offset points", xytext=(4, 3), fontsize=7, color="#666666",
-            )  # fmt: skip
+        anchors = ladder.anchors
+        for index, anchor in enumerate(anchors):
+            label = "anchors, held at their Elo: " + ", ".join(str(a.level) for a in anchors)
+            axes.axhline(
+                anchor.rating, color="#888888", lw=1, ls="--", zorder=1, label=None if index else label
+            )
         axes.errorbar(numbers, ratings, yerr=[below, above], fmt="o", capsize=5, color="#1f5fa8", zorder=3)
         labelled = set()
         for step in ladder.steps():
@@ -70,7 +70,8 @@ def plot_ladder(ladder: Ladder, path: Path, *, title: str, names: Mapping[int, s
             )  # fmt: skip
         axes.set_xticks(numbers, [f"{n}\n{names[n]}" if n in names else str(n) for n in numbers], fontsize=8)
         axes.set_xlabel("level")
-        axes.set_ylabel(f"Elo ({ladder.scale})")
+        held = "on the anchors' scale" if ladder.anchors else ladder.scale
+        axes.set_ylabel(f"Elo ({held})")
         confidence = f"{ladder.confidence:.0%}"
         axes.set_title(f"{title}: {ladder.games} games, {confidence} intervals", fontsize=11)
         axes.grid(axis="y", alpha=0.3)
