@@ -202,8 +202,8 @@ def fit_ladder(
     free = [number for number in levels if number not in fixed]
     index = {number: i for i, number in enumerate(free)}
     size = len(free) + (1 if first_move else 0)
+    # Free ratings are fitted in log-odds from the first fixed one; the fixed ones are offsets from it.
     reference = next(iter(fixed.values()))
-    """Free ratings are fitted in log-odds from this one; a fixed one is an offset from it."""
     offsets = {player: (rating - reference) / ELO_PER_LOGIT for player, rating in fixed.items()}
     # Terms of the log-likelihood: (first, second, games, points of first, counts the first-move term).
     tally: dict[tuple[Player, Player], list[float]] = defaultdict(lambda: [0.0, 0.0])
