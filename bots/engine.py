@@ -23,7 +23,7 @@ import contextlib
 import logging
 import shlex
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import chess
 import chess.engine
@@ -159,9 +159,13 @@ class OutsideEngine:
         Raises :class:`bots.pool.SearchError` if the request is not for this engine, or if every
         attempt failed (the bot then plays a legal move of its own rather than lose on time).
         """
-        level = level_row(request.game, request.level)
+        return await self.think_as(level_row(request.game, request.level), request)
+
+    async def think_as(self, level: Level, request: ThinkRequest) -> ThinkResult:
+        """:meth:`think` for ``level`` given whole, rather than by its number in the level table (a
+        tournament's anchor, :mod:`bots.anchors`, is in no table)."""
         if level.engine is None or level.engine.name != self.name or request.game not in GAMES:
-            raise SearchError(f"level {request.level} of {request.game} is not played by engine {self.name}")
+            raise SearchError(f"level {level.number} of {request.game} is not played by engine {self.name}")
         board = chess.Board()
         for text in request.moves:
             board.push_uci(text)
@@ -263,3 +267,46 @@ def _result(board: chess.Board, played: chess.engine.PlayResult, think_ms: int) 
         think_ms=think_ms,
         source="searched",
     )
+
+
+class BlockingEngines:
+    """Outside engines for code without an event loop (a tournament's worker process): each engine is
+    an :class:`OutsideEngine` of one process, started on first use, on a private loop.
+
+    Use as ``with BlockingEngines({"stockfish": ["/usr/games/stockfish"]}) as engines:
+    engines.think(level, request)``.
+    """
+
+    def __init__(self, commands: Mapping[str, Sequence[str]]) -> None:
+        self.commands = dict(commands)
+        self._runner = asyncio.Runner()
+        self._engines: dict[str, OutsideEngine] = {}
+
+    def think(self, level: Level, request: ThinkRequest) -> ThinkResult:
+        """The move of ``level`` (an engine level) for ``request``; ``ValueError`` if no engine of its name
+        was given, :class:`bots.pool.SearchError` as :meth:`OutsideEngine.think_as` raises it."""
+        if level.engine is None:
+            raise ValueError(f"level {level.number} of {level.game} is played by our search, not an engine")
+        name = level.engine.name
+        if name not in self._engines:
+            if name not in self.commands:
+                known = ", ".join(sorted(self.commands)) or "none"
+                raise ValueError(
+                    f"level {level.number} of {level.game} needs engine {name!r}; given: {known}"
+                )
+            self._engines[name] = OutsideEngine(name, self.commands[name])
+        return self._runner.run(self._engines[name].think_as(level, request))
+
+    def close(self) -> None:
+        """Stop every engine process and the loop."""
+        try:
+            for engine in self._engines.values():
+                self._runner.run(engine.close())
+        finally:
+            self._runner.close()
+
+    def __enter__(self) -> BlockingEngines:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

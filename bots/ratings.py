@@ -6,7 +6,10 @@ where ``a`` is the first mover's advantage (fitted too: it is large in Connect
 Four). A game scores 1, ½ or 0, so a draw is half a point (Bradley-Terry with
 draws as half points). The ratings maximise the likelihood of the games'
 scores by Newton's method on the log-likelihood (concave, so it converges in a
-few steps), with one rating held at the anchor so the scale is fixed.
+few steps), with one rating held at the anchor so the scale is fixed: a level
+(level 1 at 1000), or, where the levels played anchors (:mod:`bots.anchors`,
+Stockfish at a fixed ``UCI_Elo``), each anchor at its published rating, which
+puts the levels on the engine's scale.
 
 Two choices, stated because they shape the numbers:
 
@@ -30,13 +33,15 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from statistics import NormalDist
 
 import msgspec
+
+from bots.anchors import Player, player_order
 
 ELO_PER_LOGIT = 400 / math.log(10)
 """Elo points per unit of log-odds: a 400-point gap is 10-to-1 odds."""
@@ -54,18 +59,18 @@ RATINGS_PATH = Path(__file__).with_name("ratings.json")
 
 @dataclass(frozen=True, slots=True)
 class Encounter:
-    """One game as the fit sees it: the levels at seat 0 and seat 1, and what seat 0 scored."""
+    """One game as the fit sees it: the players at seat 0 and seat 1, and what seat 0 scored."""
 
-    first: int
-    second: int
+    first: Player
+    second: Player
     first_points: float
 
 
 @dataclass(frozen=True, slots=True)
 class LevelRating:
-    """A level's fitted rating and its confidence interval."""
+    """A level's fitted rating and its confidence interval (an anchor's is its fixed rating)."""
 
-    level: int
+    level: Player
     rating: float
     ci_low: float
     ci_high: float
@@ -79,8 +84,8 @@ class LevelRating:
 class Step:
     """How much stronger ``upper`` is than ``lower``, with the interval of that difference."""
 
-    lower: int
-    upper: int
+    lower: Player
+    upper: Player
     gap: float
     ci_low: float
     ci_high: float
@@ -98,21 +103,43 @@ class Ladder:
     ratings: tuple[LevelRating, ...]
     first_move_advantage: float
     first_move_ci: tuple[float, float]
-    covariance: dict[tuple[int, int], float]
-    """Covariance of the ratings in Elo², by pair of levels (the anchor's row is zero)."""
-    anchor_level: int
-    anchor_rating: float
+    covariance: dict[tuple[Player, Player], float]
+    """Covariance of the ratings in Elo², by pair of players (an anchor's row is zero)."""
+    fixed: dict[Player, float]
+    """The players whose ratings were held: one level, or the anchors that played."""
     confidence: float
     prior_draws: float
     games: int
 
-    def rating(self, level: int) -> LevelRating:
+    @property
+    def anchor_level(self) -> int | None:
+        """The level held at :attr:`anchor_rating`, or ``None`` where anchors hold the scale."""
+        (player, *others) = self.fixed
+        return player if isinstance(player, int) and not others else None
+
+    @property
+    def anchor_rating(self) -> float | None:
+        return None if self.anchor_level is None else self.fixed[self.anchor_level]
+
+    @property
+    def anchors(self) -> list[LevelRating]:
+        """The anchors' rows (held at their fixed ratings), weakest first."""
+        return [row for row in self.ratings if isinstance(row.level, str)]
+
+    @property
+    def scale(self) -> str:
+        """What holds the scale, for titles: ``level 1 = 1000``, or the anchors."""
+        if self.anchor_level is not None:
+            return f"level {self.anchor_level} = {self.anchor_rating:.0f}"
+        return "anchors " + ", ".join(str(row.level) for row in self.anchors)
+
+    def rating(self, level: Player) -> LevelRating:
         for row in self.ratings:
             if row.level == level:
                 return row
-        raise KeyError(f"level {level} is not in this ladder; it has {[r.level for r in self.ratings]}")
+        raise KeyError(f"{level} is not in this ladder; it has {[r.level for r in self.ratings]}")
 
-    def step(self, lower: int, upper: int) -> Step:
+    def step(self, lower: Player, upper: Player) -> Step:
         """The gap from ``lower`` to ``upper`` with its own interval (their errors are correlated)."""
         gap = self.rating(upper).rating - self.rating(lower).rating
         cov = self.covariance
@@ -121,8 +148,8 @@ class Ladder:
         return Step(lower, upper, gap, gap - half, gap + half)
 
     def steps(self) -> list[Step]:
-        """Each level against the one below it."""
-        levels = [row.level for row in self.ratings]
+        """Each level against the one below it (anchors are not steps of the ladder)."""
+        levels = [row.level for row in self.ratings if isinstance(row.level, int)]
         return [self.step(low, high) for low, high in itertools.pairwise(levels)]
 
 
@@ -139,12 +166,15 @@ def fit_ladder(
     prior_draws: float = DEFAULT_PRIOR_DRAWS,
     confidence: float = DEFAULT_CONFIDENCE,
     first_move: bool = True,
+    anchors: Mapping[Player, float] | None = None,
 ) -> Ladder:
     """Fit Elo ratings to ``encounters`` (see the module docstring); ``first_move`` fits its advantage.
 
-    Raises ``ValueError`` when the anchor did not play, when the games leave some
-    levels unconnected to the anchor, or when a plain maximum-likelihood fit
-    (``prior_draws=0``) has no finite optimum because a level won or lost every game.
+    ``anchors`` are players held at the given ratings (Stockfish at its ``UCI_Elo``); when
+    given, they fix the scale in place of ``anchor_level``. Raises ``ValueError`` when no
+    anchor played, when the games leave some levels unconnected to an anchor, or when a plain
+    maximum-likelihood fit (``prior_draws=0``) has no finite optimum because a level won or
+    lost every game.
     """
     if not encounters:
         raise ValueError("no games to rate")
@@ -157,25 +187,35 @@ def fit_ladder(
             raise ValueError(f"level {encounter.first} cannot play itself")
         if encounter.first_points not in (0.0, 0.5, 1.0):
             raise ValueError(f"a game scores 0, 0.5 or 1, got {encounter.first_points}")
-    levels = sorted({e.first for e in encounters} | {e.second for e in encounters})
-    if anchor_level not in levels:
+    players = {e.first for e in encounters} | {e.second for e in encounters}
+    if anchors:
+        fixed = {player: float(rating) for player, rating in anchors.items() if player in players}
+        if not fixed:
+            raise ValueError(f"none of the anchors ({', '.join(map(str, anchors))}) played a game")
+    else:
+        fixed = {anchor_level: anchor_rating}
+    levels = sorted(players, key=lambda player: player_order(player, fixed))
+    if not fixed.keys() <= players:
         raise ValueError(f"the anchor, level {anchor_level}, played no game; levels that did: {levels}")
-    _check_connected(levels, encounters, anchor_level, prior_draws)
+    _check_connected(levels, encounters, fixed, prior_draws)
 
-    free = [number for number in levels if number != anchor_level]
+    free = [number for number in levels if number not in fixed]
     index = {number: i for i, number in enumerate(free)}
     size = len(free) + (1 if first_move else 0)
+    # Free ratings are fitted in log-odds from the first fixed one; the fixed ones are offsets from it.
+    reference = next(iter(fixed.values()))
+    offsets = {player: (rating - reference) / ELO_PER_LOGIT for player, rating in fixed.items()}
     # Terms of the log-likelihood: (first, second, games, points of first, counts the first-move term).
-    tally: dict[tuple[int, int], list[float]] = defaultdict(lambda: [0.0, 0.0])
+    tally: dict[tuple[Player, Player], list[float]] = defaultdict(lambda: [0.0, 0.0])
     for e in encounters:
         tally[e.first, e.second][0] += 1
         tally[e.first, e.second][1] += e.first_points
     terms = [(first, second, n, points, first_move) for (first, second), (n, points) in tally.items()]
     if prior_draws > 0:
-        neighbours = itertools.pairwise(levels)
+        neighbours = itertools.pairwise(number for number in levels if isinstance(number, int))
         terms += [(low, high, prior_draws, prior_draws / 2, False) for low, high in neighbours]
 
-    def design(first: int, second: int, with_advantage: bool) -> list[tuple[int, float]]:
+    def design(first: Player, second: Player, with_advantage: bool) -> Row:
         entries = []
         if first in index:
             entries.append((index[first], 1.0))
@@ -183,15 +223,15 @@ def fit_ladder(
             entries.append((index[second], -1.0))
         if with_advantage:
             entries.append((size - 1, 1.0))
-        return entries
+        return entries, offsets.get(first, 0.0) - offsets.get(second, 0.0)
 
-    rows = [(design(first, second, adv), n, points) for first, second, n, points, adv in terms]
+    rows = [(*design(first, second, adv), n, points) for first, second, n, points, adv in terms]
     theta = [0.0] * size
 
     def log_likelihood(values: list[float]) -> float:
         total = 0.0
-        for entries, n, points in rows:
-            eta = sum(values[i] * sign for i, sign in entries)
+        for entries, offset, n, points in rows:
+            eta = offset + sum(values[i] * sign for i, sign in entries)
             total += points * _log_sigmoid(eta) + (n - points) * _log_sigmoid(-eta)
         return total
 
@@ -220,27 +260,30 @@ def fit_ladder(
     _, information = _derivatives(rows, theta, size)
     inverse = _invert(information)
     return _ladder(
-        levels, encounters, theta, inverse, index, first_move, anchor_level, anchor_rating, confidence,
-        prior_draws,
+        levels, encounters, theta, inverse, index, first_move, fixed, reference, confidence, prior_draws
     )  # fmt: skip
 
 
+Row = tuple[list[tuple[int, float]], float]
+"""A term's design: (index of a free rating, its sign) pairs, and the offset of the fixed ratings in it."""
+
+
 def _ladder(
-    levels: list[int],
+    levels: list[Player],
     encounters: Sequence[Encounter],
     theta: list[float],
     inverse: list[list[float]],
-    index: dict[int, int],
+    index: dict[Player, int],
     first_move: bool,
-    anchor_level: int,
-    anchor_rating: float,
+    fixed: dict[Player, float],
+    reference: float,
     confidence: float,
     prior_draws: float,
 ) -> Ladder:
     z = _z(confidence)
-    games: Counter[int] = Counter()
-    points: Counter[int] = Counter()
-    losses: Counter[int] = Counter()
+    games: Counter[Player] = Counter()
+    points: Counter[Player] = Counter()
+    losses: Counter[Player] = Counter()
     for e in encounters:
         games[e.first] += 1
         games[e.second] += 1
@@ -254,7 +297,7 @@ def _ladder(
     }
     ratings = []
     for number in levels:
-        rating = anchor_rating + (theta[index[number]] * ELO_PER_LOGIT if number in index else 0.0)
+        rating = fixed[number] if number in fixed else reference + theta[index[number]] * ELO_PER_LOGIT
         half = z * math.sqrt(max(covariance[number, number], 0.0))
         low, high = rating - half, rating + half
         ratings.append(LevelRating(number, rating, low, high, games[number], points[number], losses[number]))
@@ -265,38 +308,41 @@ def _ladder(
     else:
         advantage, advantage_ci = 0.0, (0.0, 0.0)
     return Ladder(
-        tuple(ratings), advantage, advantage_ci, covariance, anchor_level, anchor_rating, confidence,
-        prior_draws, len(encounters),
+        tuple(ratings), advantage, advantage_ci, covariance, fixed, confidence, prior_draws, len(encounters)
     )  # fmt: skip
 
 
 def _check_connected(
-    levels: list[int], encounters: Sequence[Encounter], anchor: int, prior_draws: float
+    levels: list[Player], encounters: Sequence[Encounter], fixed: Mapping[Player, float], prior_draws: float
 ) -> None:
-    """Every level must be linked to the anchor by games (or the prior), or its rating means nothing."""
-    if prior_draws > 0:
-        return  # the prior links every pair of neighbours
-    links: dict[int, set[int]] = defaultdict(set)
+    """Every level must be linked to an anchor by games (or the prior), or its rating means nothing."""
+    links: dict[Player, set[Player]] = defaultdict(set)
+    if prior_draws > 0:  # the prior links every pair of neighbouring levels
+        numbers = [number for number in levels if isinstance(number, int)]
+        for low, high in itertools.pairwise(numbers):
+            links[low].add(high)
+            links[high].add(low)
     for e in encounters:
         links[e.first].add(e.second)
         links[e.second].add(e.first)
-    reached, frontier = {anchor}, [anchor]
+    reached, frontier = set(fixed), list(fixed)
     while frontier:
         for other in links[frontier.pop()] - reached:
             reached.add(other)
             frontier.append(other)
-    if missing := sorted(set(levels) - reached):
-        raise ValueError(f"levels {missing} played no game linking them to the anchor, level {anchor}")
+    if missing := [level for level in levels if level not in reached]:
+        held = ", ".join(f"level {p}" if isinstance(p, int) else p for p in fixed)
+        raise ValueError(f"levels {missing} played no game linking them to the anchor ({held})")
 
 
 def _derivatives(
-    rows: list[tuple[list[tuple[int, float]], float, float]], theta: list[float], size: int
+    rows: list[tuple[list[tuple[int, float]], float, float, float]], theta: list[float], size: int
 ) -> tuple[list[float], list[list[float]]]:
     """The log-likelihood's gradient and its negative Hessian (the observed information)."""
     gradient = [0.0] * size
     information = [[0.0] * size for _ in range(size)]
-    for entries, n, points in rows:
-        eta = sum(theta[i] * sign for i, sign in entries)
+    for entries, offset, n, points in rows:
+        eta = offset + sum(theta[i] * sign for i, sign in entries)
         expected = 1 / (1 + math.exp(-eta))
         residual = points - n * expected
         weight = n * expected * (1 - expected)
@@ -364,11 +410,21 @@ class ShippedStep(msgspec.Struct, frozen=True):
     ci_high: int
 
 
-class ShippedLadder(msgspec.Struct, frozen=True):
-    """One game's ladder as shipped, with what it was measured from."""
+class ShippedAnchor(msgspec.Struct, frozen=True):
+    """An outside engine held at a published rating (``stockfish@1500``), which the levels played."""
 
-    anchor_level: int
-    anchor_rating: int
+    name: str
+    rating: int
+    games: int
+    losses: int
+
+
+class ShippedLadder(msgspec.Struct, frozen=True, omit_defaults=True):
+    """One game's ladder as shipped, with what it was measured from (a ladder without anchors lists none)."""
+
+    anchor_level: int | None
+    """The level held at ``anchor_rating``; ``None`` where ``anchors`` hold the scale."""
+    anchor_rating: int | None
     confidence: float
     prior_draws: float
     games: int
@@ -377,6 +433,7 @@ class ShippedLadder(msgspec.Struct, frozen=True):
     steps: list[ShippedStep]
     source: str = ""
     """How the games were played (the tournament command lines), to regenerate them."""
+    anchors: list[ShippedAnchor] = msgspec.field(default_factory=list)
 
 
 class ShippedRatings(msgspec.Struct):
@@ -385,9 +442,10 @@ class ShippedRatings(msgspec.Struct):
 
 def shipped_ladder(ladder: Ladder, source: str = "") -> ShippedLadder:
     """``ladder`` rounded to whole Elo points for shipping."""
+    anchor_rating = ladder.anchor_rating
     return ShippedLadder(
         anchor_level=ladder.anchor_level,
-        anchor_rating=round(ladder.anchor_rating),
+        anchor_rating=None if anchor_rating is None else round(anchor_rating),
         confidence=ladder.confidence,
         prior_draws=ladder.prior_draws,
         games=ladder.games,
@@ -395,12 +453,14 @@ def shipped_ladder(ladder: Ladder, source: str = "") -> ShippedLadder:
         levels=[
             ShippedLevel(r.level, round(r.rating), round(r.ci_low), round(r.ci_high), r.games, r.losses)
             for r in ladder.ratings
+            if isinstance(r.level, int)
         ],
         steps=[
             ShippedStep(s.lower, s.upper, round(s.gap), round(s.ci_low), round(s.ci_high))
             for s in ladder.steps()
         ],
         source=source,
+        anchors=[ShippedAnchor(str(r.level), round(r.rating), r.games, r.losses) for r in ladder.anchors],
     )
 
 

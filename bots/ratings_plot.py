@@ -25,6 +25,7 @@ def plot_ladder(ladder: Ladder, path: Path, *, title: str, names: Mapping[int, s
 
     ``names`` (level number to name) labels the levels; adjacent levels whose gap is
     not measurably above zero are joined by a dotted red line, so a merged tier shows.
+    Anchors (held at their Elo, :mod:`bots.anchors`) are grey horizontal lines at their rating.
     """
     try:
         import matplotlib
@@ -34,12 +35,19 @@ def plot_ladder(ladder: Ladder, path: Path, *, title: str, names: Mapping[int, s
     except ImportError:
         raise PlottingUnavailableError() from None
     names = names or {}
-    numbers = [row.level for row in ladder.ratings]
-    ratings = [row.rating for row in ladder.ratings]
-    below = [row.rating - row.ci_low for row in ladder.ratings]
-    above = [row.ci_high - row.rating for row in ladder.ratings]
+    rows = [row for row in ladder.ratings if isinstance(row.level, int)]
+    numbers = [row.level for row in rows]
+    ratings = [row.rating for row in rows]
+    below = [row.rating - row.ci_low for row in rows]
+    above = [row.ci_high - row.rating for row in rows]
     figure, axes = pyplot.subplots(figsize=(8, 4.5), dpi=100)
     try:
+        anchors = ladder.anchors
+        for index, anchor in enumerate(anchors):
+            label = "anchors, held at their Elo: " + ", ".join(str(a.level) for a in anchors)
+            axes.axhline(
+                anchor.rating, color="#888888", lw=1, ls="--", zorder=1, label=None if index else label
+            )
         axes.errorbar(numbers, ratings, yerr=[below, above], fmt="o", capsize=5, color="#1f5fa8", zorder=3)
         labelled = set()
         for step in ladder.steps():
@@ -55,14 +63,15 @@ def plot_ladder(ladder: Ladder, path: Path, *, title: str, names: Mapping[int, s
             )  # fmt: skip
             labelled.add(label)
         axes.legend(loc="lower right", fontsize=8, frameon=False)
-        for row in ladder.ratings:
+        for row in rows:
             axes.annotate(
                 f"{row.rating:.0f}", (row.level, row.ci_high), textcoords="offset points", xytext=(0, 6),
                 ha="center", fontsize=8,
             )  # fmt: skip
         axes.set_xticks(numbers, [f"{n}\n{names[n]}" if n in names else str(n) for n in numbers], fontsize=8)
         axes.set_xlabel("level")
-        axes.set_ylabel(f"Elo (level {ladder.anchor_level} = {ladder.anchor_rating:.0f})")
+        held = "on the anchors' scale" if ladder.anchors else ladder.scale
+        axes.set_ylabel(f"Elo ({held})")
         confidence = f"{ladder.confidence:.0%}"
         axes.set_title(f"{title}: {ladder.games} games, {confidence} intervals", fontsize=11)
         axes.grid(axis="y", alpha=0.3)

@@ -5,7 +5,9 @@ ratings (:mod:`bots.ratings`) come from games, not from labels:
 
 - every pair of levels (or, with ``span``, every pair at most that many levels
   apart: neighbours carry the information a ladder needs, and 1 against 8 only
-  confirms the obvious) plays ``games_per_pair`` games;
+  confirms the obvious) plays ``games_per_pair`` games; or, with anchors
+  (:mod:`bots.anchors`: an outside engine at a fixed ``UCI_Elo``), every level
+  plays every anchor instead, to tie the ladder to the engine's scale;
 - games come in colour-swapped twins that start from the same few random
   opening plies, so the first mover's advantage cancels within a pair and
   levels without noise (which play the same game from the same position)
@@ -13,7 +15,9 @@ ratings (:mod:`bots.ratings`) come from games, not from labels:
 - one game is one task in a :class:`concurrent.futures.ProcessPoolExecutor`;
   what crosses the process boundary is a :class:`GameSpec` (levels, opening in
   notation, a seed) and a :class:`GameRecord` back, so a tournament replays
-  exactly from its seed as long as the levels are depth-bound, not time-bound.
+  exactly from its seed as long as the levels are depth-bound, not time-bound
+  (an outside engine thinks for a time, and its weakened play draws on its own
+  randomness, so games against it do not replay).
 
 The results file has one JSON object per line, a :class:`GameRecord` each, written
 as games finish; an interrupted tournament keeps the games it played. The files
@@ -28,7 +32,7 @@ import os
 import random
 import signal
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import replace
 from itertools import combinations
@@ -37,11 +41,14 @@ from typing import TextIO
 
 import msgspec
 
+from bots.anchors import DEFAULT_ANCHOR_MS, Player, anchor_elo, anchor_level
+from bots.engine import BlockingEngines
 from bots.levels import LEVEL_COUNT, Level, choose_move, level
+from bots.pool import ThinkRequest
 from bots.result import is_decisive
 from games import Position, get_game
 
-DEFAULT_OPENING_PLIES = {"tictactoe": 1, "connect4": 2, "othello": 4, "checkers": 4}
+DEFAULT_OPENING_PLIES = {"tictactoe": 1, "connect4": 2, "othello": 4, "checkers": 4, "chess": 4}
 """Random plies before the bots take over: enough to vary the games, too few to decide them."""
 OPENING_ATTEMPTS = 50
 """Draws of a random opening before a pair settles for one it has already played."""
@@ -52,17 +59,22 @@ RESULTS = {0: "1-0", 1: "0-1", None: "1/2-1/2"}
 
 
 class GameSpec(msgspec.Struct, frozen=True):
-    """One game to play: the levels at seat 0 (moves first) and seat 1, and where it starts."""
+    """One game to play: the players (levels or anchors) at seat 0 (moves first) and seat 1, and where it
+    starts."""
 
     game: str
-    first: int
-    second: int
+    first: Player
+    second: Player
     opening: tuple[str, ...]
     """Random plies played before the bots take over, in notation; both games of a twin share them."""
     seed: int
     """Seeds the bots' noise and their choice between equal moves."""
     time_ms: int | None = None
     """Caps each move's time budget (on top of the level's own), or ``None``."""
+    engines: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """The outside engines' commands by name, for engine levels and anchors (``plyarena bots --engine``)."""
+    anchor_ms: int = DEFAULT_ANCHOR_MS
+    """An anchor's time a move."""
     untimed: bool = False
     """Levels with a depth play to it (and an exact solver to the end) without their own time budgets."""
 
@@ -71,9 +83,9 @@ class GameRecord(msgspec.Struct, frozen=True):
     """One finished game: a line of the results file."""
 
     game: str
-    first: int
-    """The level at seat 0, which moved first."""
-    second: int
+    first: Player
+    """The level (or anchor) at seat 0, which moved first."""
+    second: Player
     opening_plies: int
     """How many of ``moves`` were the random opening rather than the bots' choice."""
     moves: list[str]
@@ -88,8 +100,11 @@ class GameRecord(msgspec.Struct, frozen=True):
     """Per seat, searches that completed fewer plies than the level's depth under a time budget.
 
     Usually the clock stopped them (so the game depended on the machine's load); rarely a
-    search saw the end of the game before its depth without a decisive score.
+    search saw the end of the game before its depth without a decisive score. An outside
+    engine thinks for its time by design, and is not counted.
     """
+    anchor_ms: int | None = None
+    """An anchor's time a move, if an anchor played."""
     untimed: bool = False
     """Whether the levels played without their time budgets (:attr:`GameSpec.untimed`)."""
 
@@ -98,21 +113,22 @@ class GameRecord(msgspec.Struct, frozen=True):
         """What the first mover scored: 1, ½ or 0."""
         return {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}[self.result]
 
-    def points_of(self, level_number: int) -> float:
-        """What ``level_number`` scored in this game (a level never plays itself here)."""
-        if level_number == self.first:
+    def points_of(self, player: Player) -> float:
+        """What ``player`` scored in this game (a player never plays itself here)."""
+        if player == self.first:
             return self.first_points
-        if level_number == self.second:
+        if player == self.second:
             return 1.0 - self.first_points
-        raise ValueError(f"level {level_number} did not play in this game ({self.first} vs {self.second})")
+        raise ValueError(f"{player} did not play in this game ({self.first} vs {self.second})")
 
 
 _record_encoder = msgspec.json.Encoder()
 _record_decoder = msgspec.json.Decoder(GameRecord)
 
 
-def parse_levels(text: str) -> tuple[int, ...]:
-    """Level numbers from ``1-8``, ``2,4,6`` or ``1-3,7``; raises ``ValueError`` naming the bad item."""
+def parse_levels(text: str, minimum: int = 2) -> tuple[int, ...]:
+    """Level numbers from ``1-8``, ``2,4,6`` or ``1-3,7``, at least ``minimum`` of them (two play each
+    other; one can play anchors); raises ``ValueError`` naming the bad item."""
     numbers: set[int] = set()
     for item in text.split(","):
         first_text, _, last_text = item.strip().partition("-")
@@ -124,8 +140,9 @@ def parse_levels(text: str) -> tuple[int, ...]:
         if not 1 <= first <= last <= LEVEL_COUNT:
             raise ValueError(f"levels {text!r}: {item!r} is outside 1-{LEVEL_COUNT} or runs backwards")
         numbers.update(range(first, last + 1))
-    if len(numbers) < 2:
-        raise ValueError(f"levels {text!r}: a tournament needs at least two levels")
+    if len(numbers) < minimum:
+        needed = "one level" if minimum == 1 else "two levels" if minimum == 2 else f"{minimum} levels"
+        raise ValueError(f"levels {text!r}: a tournament needs at least {needed}")
     return tuple(sorted(numbers))
 
 
@@ -175,12 +192,18 @@ def schedule(
     involving: int | None = None,
     opening_plies: int | None = None,
     time_ms: int | None = None,
+    anchors: Sequence[str] = (),
+    engines: Mapping[str, Sequence[str]] | None = None,
+    anchor_ms: int = DEFAULT_ANCHOR_MS,
     untimed: bool = False,
 ) -> list[GameSpec]:
     """Every game of a tournament, in colour-swapped twins sharing an opening (see the module docstring).
 
-    With an odd ``games_per_pair`` the last game of each pair is a single, its colours
-    alternating from pair to pair. Openings differ within a pair while there are enough.
+    With ``anchors``, each level plays each anchor, and not the other levels (``span`` and
+    ``involving`` choose between levels, so they do not apply). ``engines`` gives the commands
+    of the outside engines that anchors and engine levels need. With an odd ``games_per_pair``
+    the last game of each pair is a single, its colours alternating from pair to pair.
+    Openings differ within a pair while there are enough.
     """
     get_game(game)  # an unknown game fails here, by name
     if games_per_pair < 1:
@@ -190,9 +213,26 @@ def schedule(
         raise ValueError(f"opening plies must be 0 or more, got {plies}")
     if time_ms is not None and time_ms < 1:  # else every game fails in its worker, one by one
         raise ValueError(f"a move's time budget must be at least 1 ms, got {time_ms}")
+    commands = {name: tuple(command) for name, command in (engines or {}).items()}
+    pairs: list[tuple[Player, Player]]
+    if anchors:
+        if span is not None or involving is not None:
+            raise ValueError("levels play every anchor: span and involving choose between levels only")
+        if anchor_ms < 1:
+            raise ValueError(f"an anchor's time a move must be at least 1 ms, got {anchor_ms}")
+        pairs = [(number, anchor) for number in sorted(set(levels)) for anchor in anchors]
+    else:
+        pairs = list(pairings(levels, span, involving))
+    players = [anchor_level(game, player) if isinstance(player, str) else level(game, player)
+               for pair in pairs for player in pair]  # fmt: skip
+    for row in players:
+        if row.engine is not None and row.engine.name not in commands:
+            raise ValueError(
+                f"{row.name} is played by the outside engine {row.engine.name!r}: give its command"
+            )
     rng = random.Random(seed)
     specs = []
-    for index, (low, high) in enumerate(pairings(levels, span, involving)):
+    for index, (low, high) in enumerate(pairs):
         used: set[tuple[str, ...]] = set()
         for twin in range(0, games_per_pair, 2):
             opening = random_opening(game, plies, rng)
@@ -205,37 +245,56 @@ def schedule(
             if twin + 1 == games_per_pair:  # the odd one out
                 seats = [seats[index % 2]]
             for first, second in seats:
-                specs.append(GameSpec(game, first, second, opening, rng.randrange(2**32), time_ms, untimed))
+                seed_of_game = rng.randrange(2**32)
+                engine_commands = tuple(commands.items())
+                specs.append(
+                    GameSpec(
+                        game,
+                        first,
+                        second,
+                        opening,
+                        seed_of_game,
+                        time_ms,
+                        engine_commands,
+                        anchor_ms,
+                        untimed,
+                    )
+                )
     return specs
-
-
-def _untimed(row: Level) -> Level:
-    """``row`` without its time budget where it has a depth or a solver to bound it instead."""
-    return replace(row, time_ms=None) if row.depth is not None or row.solver else row
 
 
 def play_game(spec: GameSpec) -> GameRecord:
     """Play one game of ``spec`` to the end (the task a worker runs)."""
     game = get_game(spec.game)
     position: Position = game.replay(spec.opening)
-    rows = (level(spec.game, spec.first), level(spec.game, spec.second))
+    rows = (_player_level(spec, spec.first), _player_level(spec, spec.second))
     if spec.untimed:
         rows = (_untimed(rows[0]), _untimed(rows[1]))
     rngs = (random.Random(spec.seed), random.Random(spec.seed + 1))
     moves = list(spec.opening)
     think_ms = [0.0, 0.0]
     short = [0, 0]
-    while (outcome := position.outcome()) is None:
-        seat = position.turn
-        row = rows[seat]
-        move, result = choose_move(position, row, rngs[seat], spec.time_ms)
-        think_ms[seat] += result.time_ms
-        timed = row.time_ms is not None or spec.time_ms is not None
-        shallow = result.depth is not None and row.depth is not None and result.depth < row.depth
-        if timed and shallow and not is_decisive(result.score):
-            short[seat] += 1
-        moves.append(position.format_move(move))
-        position = position.play(move)
+    with BlockingEngines(dict(spec.engines)) as engines:
+        while (outcome := position.outcome()) is None:
+            seat = position.turn
+            row = rows[seat]
+            if row.engine is not None:
+                request = ThinkRequest(
+                    spec.game, tuple(moves), row.number, _tighter(row.time_ms, spec.time_ms)
+                )
+                thought = engines.think(row, request)
+                move = position.parse_move(thought.move)
+                think_ms[seat] += thought.think_ms
+            else:
+                move, result = choose_move(position, row, rngs[seat], spec.time_ms)
+                think_ms[seat] += result.time_ms
+                timed = row.time_ms is not None or spec.time_ms is not None
+                shallow = result.depth is not None and row.depth is not None and result.depth < row.depth
+                if timed and shallow and not is_decisive(result.score):
+                    short[seat] += 1
+            moves.append(position.format_move(move))
+            position = position.play(move)
+    anchored = any(isinstance(player, str) for player in (spec.first, spec.second))
     return GameRecord(
         game=spec.game,
         first=spec.first,
@@ -248,8 +307,28 @@ def play_game(spec: GameSpec) -> GameRecord:
         time_ms=spec.time_ms,
         think_ms=(round(think_ms[0]), round(think_ms[1])),
         short_searches=(short[0], short[1]),
+        anchor_ms=spec.anchor_ms if anchored else None,
         untimed=spec.untimed,
     )
+
+
+def _player_level(spec: GameSpec, player: Player) -> Level:
+    """The level row ``player`` plays as: its row of the level table, or an anchor's engine level."""
+    if isinstance(player, str):
+        return anchor_level(spec.game, player, spec.anchor_ms)
+    return level(spec.game, player)
+
+
+def _untimed(row: Level) -> Level:
+    """``row`` without its time budget where it has a depth or a solver to bound it instead (not an engine's:
+    an outside engine plays by its time)."""
+    if row.engine is None and (row.depth is not None or row.solver):
+        return replace(row, time_ms=None)
+    return row
+
+
+def _tighter(own_ms: int | None, cap_ms: int | None) -> int | None:
+    return own_ms if cap_ms is None else cap_ms if own_ms is None else min(own_ms, cap_ms)
 
 
 def _start_worker() -> None:
@@ -324,5 +403,11 @@ def _read_lines(path: Path, lines: Iterable[str]) -> Iterator[GameRecord]:
         if record.result not in ("1-0", "0-1", "1/2-1/2"):
             raise ValueError(f"{path}, line {number}: unknown result {record.result!r}")
         if record.first == record.second:
-            raise ValueError(f"{path}, line {number}: level {record.first} played itself")
+            raise ValueError(f"{path}, line {number}: {record.first} played itself")
+        for player in (record.first, record.second):
+            if isinstance(player, str):
+                try:
+                    anchor_elo(player)
+                except ValueError as error:
+                    raise ValueError(f"{path}, line {number}: {error}") from None
         yield record

@@ -45,6 +45,16 @@ def checked_by(check: Callable[[str], object]) -> Callable[[str], str]:
     return accept
 
 
+def engine_command(text: str) -> tuple[str, list[str]]:
+    """An outside engine as ``NAME=COMMAND`` (``stockfish=/usr/games/stockfish``): name and command line."""
+    from bots.engine import parse_engine  # python-chess's engine module only where an engine is asked for
+
+    try:
+        return parse_engine(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _websocket_url(text: str) -> None:
     try:
         parse_uri(text)

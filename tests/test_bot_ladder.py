@@ -6,9 +6,18 @@ from pathlib import Path
 
 import pytest
 
+from bots.anchors import anchor_elo
 from bots.levels import LEVEL_COUNT, levels
 from bots.offer import build_offer, encode_offer
-from bots.ratings import RATINGS_PATH, encounters_of, fit_ladder, read_ratings, shipped_ladder
+from bots.ratings import (
+    DEFAULT_ANCHOR_LEVEL,
+    DEFAULT_ANCHOR_RATING,
+    RATINGS_PATH,
+    encounters_of,
+    fit_ladder,
+    read_ratings,
+    shipped_ladder,
+)
 from bots.tournament import read_records
 from games import GAMES
 from server.bot_catalog import BotCatalog
@@ -17,9 +26,11 @@ SHIPPED = read_ratings(RATINGS_PATH)
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "ratings"
 MERGEABLE_AT_THE_TOP = {"tictactoe"}
 """Games where perfect play comes quickly: perfect levels share the top tier (docs/bot-strength.md)."""
-NOT_RATED_YET = {"chess"}
-"""Games whose ladder is still to be measured: chess's, against Stockfish's UCI_Elo (issue 42). Their
-levels are offered without a rating; a game leaves this set when bots/ratings.json rates it."""
+NOT_RATED_YET: set[str] = set()
+"""Games whose ladder is still to be measured: their levels are offered without a rating; a game leaves
+this set when bots/ratings.json rates it."""
+ANCHORED = {"chess"}
+"""Games whose ladder is on an outside engine's scale: held by anchors at their Elo, not by level 1."""
 RATED = sorted(set(GAMES) - NOT_RATED_YET)
 
 
@@ -30,8 +41,15 @@ def test_every_game_is_rated_at_every_level() -> None:
         assert [(step.lower, step.upper) for step in ladder.steps] == [
             (n, n + 1) for n in range(1, LEVEL_COUNT)
         ], game
-        anchor = ladder.levels[ladder.anchor_level - 1]
-        assert anchor.rating == anchor.ci_low == anchor.ci_high == ladder.anchor_rating, game
+        if game in ANCHORED:
+            assert ladder.anchor_level is None and ladder.anchors, game
+            assert all(
+                anchor.rating == anchor_elo(anchor.name) and anchor.games > 0 for anchor in ladder.anchors
+            )
+        else:
+            assert ladder.anchor_level is not None and not ladder.anchors, game
+            anchor = ladder.levels[ladder.anchor_level - 1]
+            assert anchor.rating == anchor.ci_low == anchor.ci_high == ladder.anchor_rating, game
         for row in ladder.levels:
             assert row.ci_low <= row.rating <= row.ci_high and row.games > 0, (game, row)
 
@@ -73,13 +91,14 @@ def test_the_shipped_ratings_are_what_the_shipped_games_say(game: str) -> None:
     shipped = SHIPPED.games[game]
     ladder = fit_ladder(
         encounters_of(records),
-        anchor_level=shipped.anchor_level,
-        anchor_rating=shipped.anchor_rating,
+        anchor_level=shipped.anchor_level or DEFAULT_ANCHOR_LEVEL,
+        anchor_rating=DEFAULT_ANCHOR_RATING if shipped.anchor_rating is None else shipped.anchor_rating,
+        anchors={anchor.name: anchor.rating for anchor in shipped.anchors} or None,  # these hold, if any
         prior_draws=shipped.prior_draws,
         confidence=shipped.confidence,
     )
     refitted = shipped_ladder(ladder, source=shipped.source)
-    assert refitted.levels == shipped.levels
+    assert refitted.levels == shipped.levels and refitted.anchors == shipped.anchors
     assert refitted.steps == shipped.steps
     assert (refitted.games, refitted.first_move_advantage) == (shipped.games, shipped.first_move_advantage)
 

@@ -17,8 +17,9 @@ import chess.engine
 import pytest
 from support.waiting import wait_until
 
-from bots.engine import EngineStartError, OutsideEngine, engine_score, parse_engine
+from bots.engine import BlockingEngines, EngineStartError, OutsideEngine, engine_score, parse_engine
 from bots.fleet import parse_levels
+from bots.levels import level
 from bots.pool import SearchError, ThinkRequest
 from bots.result import WIN
 from plyarena.cli import build_parser
@@ -155,3 +156,18 @@ async def test_the_command_refuses_an_engine_that_does_not_start() -> None:
     with pytest.raises(CommandError, match="--engine: cannot start engine stockfish"):
         async with running_engines(args):
             pass
+
+
+def test_blocking_engines_play_only_engine_levels_they_were_given() -> None:
+    """A tournament worker's engines (bots.engine.BlockingEngines) name what is missing."""
+    with BlockingEngines({}) as engines:
+        with pytest.raises(ValueError, match="level 8 of chess needs engine 'stockfish'; given: none"):
+            engines.think(level("chess", 8), request())
+        with pytest.raises(ValueError, match="level 1 of chess is played by our search"):
+            engines.think(level("chess", 1), request())
+
+
+def test_blocking_engines_answer_as_the_engine_does(stockfish_path: str) -> None:
+    with BlockingEngines({"stockfish": [stockfish_path]}) as engines:
+        result = engines.think(level("chess", 8), request(*FOOLS_MATE_TO_COME))
+    assert result.move == "d8h4" and result.score > 0

@@ -236,7 +236,7 @@ def test_a_noisy_level_varies_its_moves_and_a_perfect_one_plays_only_best_moves(
 
 
 @pytest.mark.parametrize(
-    ("name", "number"), [("othello", 2), ("othello", 3), ("othello", 7), ("checkers", 5), ("chess", 4)]
+    ("name", "number"), [("othello", 2), ("othello", 3), ("othello", 7), ("checkers", 5), ("chess", 6)]
 )
 def test_a_level_without_noise_chooses_at_random_among_equal_moves_and_a_seed_replays(
     name: str, number: int

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
+from bots.anchors import Player
 from bots.ratings import (
     Encounter,
     ShippedRatings,
@@ -22,7 +24,7 @@ FIRST_MOVE_ADVANTAGE = 70.0
 
 
 def simulate(
-    ratings: dict[int, float], games_per_pair: int, seed: int, advantage: float = FIRST_MOVE_ADVANTAGE
+    ratings: Mapping[Player, float], games_per_pair: int, seed: int, advantage: float = FIRST_MOVE_ADVANTAGE
 ) -> list[Encounter]:
     """Games whose expected score is exactly Elo's, with draws: each pair plays both colours equally.
 
@@ -31,7 +33,7 @@ def simulate(
     """
     rng = random.Random(seed)
     games = []
-    levels = sorted(ratings)
+    levels = list(ratings)
     for first in levels:
         for second in levels:
             if first == second:
@@ -166,4 +168,68 @@ def test_the_ladder_plot_is_a_png(tmp_path: Path) -> None:
     path = tmp_path / "plots" / "ladder.png"
     ladder = fit_ladder(simulate({1: 1000.0, 2: 1000.0, 3: 1400.0}, 20, seed=7))
     plot_ladder(ladder, path, title="Test", names={1: "One", 2: "Two", 3: "Three"})
+    assert path.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+ANCHORED = {"stockfish@1350": 1350.0, "stockfish@1700": 1700.0}
+"""Anchors held at their Elo, and levels to be placed among them."""
+LEVELS_AMONG_ANCHORS = {1: 1150.0, 2: 1400.0, 3: 1600.0, 4: 1850.0}
+
+
+def test_anchors_put_the_levels_on_their_scale() -> None:
+    truth: dict[Player, float] = {**LEVELS_AMONG_ANCHORS, **ANCHORED}
+    games = [
+        game
+        for game in simulate(truth, 60, seed=11)
+        if not (isinstance(game.first, str) and isinstance(game.second, str))  # anchors never meet
+    ]
+    ladder = fit_ladder(games, anchors=ANCHORED, prior_draws=0)
+    assert ladder.anchor_level is None and ladder.anchor_rating is None
+    assert ladder.scale == "anchors stockfish@1350, stockfish@1700"
+    for name, rating in ANCHORED.items():
+        row = ladder.rating(name)
+        assert row.rating == row.ci_low == row.ci_high == rating
+    for number, true in LEVELS_AMONG_ANCHORS.items():
+        row = ladder.rating(number)
+        assert row.ci_low <= true <= row.ci_high and abs(row.rating - true) < 80, (number, true, row)
+    assert [str(row.level) for row in ladder.anchors] == list(ANCHORED)
+    assert [(step.lower, step.upper) for step in ladder.steps()] == [(1, 2), (2, 3), (3, 4)]
+
+
+def test_anchors_unknown_to_the_games_leave_the_scale_to_those_that_played() -> None:
+    games = [Encounter(1, "stockfish@1350", 0.5), Encounter("stockfish@1350", 1, 0.5)]
+    ladder = fit_ladder(games, anchors={"stockfish@1350": 1350.0, "stockfish@2000": 2000.0})
+    assert list(ladder.fixed) == ["stockfish@1350"]
+    assert abs(ladder.rating(1).rating - 1350) < 1
+    with pytest.raises(ValueError, match=r"none of the anchors \(stockfish@2000\) played"):
+        fit_ladder(games, anchors={"stockfish@2000": 2000.0})
+    with pytest.raises(
+        ValueError, match=r"levels \[2, 3\] played no game linking them to the anchor \(stockfish@1350\)"
+    ):
+        fit_ladder([*games, Encounter(2, 3, 1.0)], anchors={"stockfish@1350": 1350.0}, prior_draws=0)
+
+
+def test_an_anchored_ladder_ships_its_anchors_apart_from_its_levels(tmp_path: Path) -> None:
+    truth: dict[Player, float] = {**LEVELS_AMONG_ANCHORS, **ANCHORED}
+    ladder = fit_ladder(simulate(truth, 20, seed=12), anchors=ANCHORED)
+    path = tmp_path / "ratings.json"
+    write_ratings(ShippedRatings({"chess": shipped_ladder(ladder)}), path)
+    shipped = read_ratings(path).games["chess"]
+    assert shipped.anchor_level is None and shipped.anchor_rating is None
+    assert [row.level for row in shipped.levels] == [1, 2, 3, 4]
+    assert [(anchor.name, anchor.rating) for anchor in shipped.anchors] == [
+        ("stockfish@1350", 1350),
+        ("stockfish@1700", 1700),
+    ]
+    assert shipped.anchors[0].games == ladder.rating("stockfish@1350").games
+
+
+def test_an_anchored_ladder_plots_its_anchors(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from bots.ratings_plot import plot_ladder
+
+    truth: dict[Player, float] = {1: 1300.0, 2: 1500.0, "stockfish@1350": 1350.0}
+    ladder = fit_ladder(simulate(truth, 10, seed=13), anchors={"stockfish@1350": 1350.0})
+    path = tmp_path / "anchored.png"
+    plot_ladder(ladder, path, title="Anchored")
     assert path.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")

@@ -8,11 +8,21 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
+import msgspec
 import pytest
 
 import bots.tournament
 from bots.levels import level
-from bots.tournament import GameSpec, pairings, parse_levels, play_game, read_records, schedule, write_record
+from bots.tournament import (
+    GameRecord,
+    GameSpec,
+    pairings,
+    parse_levels,
+    play_game,
+    read_records,
+    schedule,
+    write_record,
+)
 from games import get_game
 from plyarena.cli import main
 
@@ -136,3 +146,93 @@ def test_an_untimed_game_plays_its_levels_without_their_time_budgets(monkeypatch
     budgets.clear()
     assert not play_game(GameSpec("othello", 7, 8, (), 5)).untimed
     assert level("othello", 8).time_ms in budgets
+
+
+STOCKFISH_1350 = "stockfish@1350"
+
+
+def test_with_anchors_every_level_plays_every_anchor_and_not_each_other() -> None:
+    engines = {"stockfish": ["/usr/games/stockfish"]}
+    anchors = (STOCKFISH_1350, "stockfish@1500")
+    specs = schedule("chess", [4, 6], 2, seed=3, anchors=anchors, engines=engines, anchor_ms=50)
+    pairs = Counter(frozenset((spec.first, spec.second)) for spec in specs)
+    assert pairs == {frozenset((level, anchor)): 2 for level in (4, 6) for anchor in anchors}
+    assert all(spec.engines == (("stockfish", ("/usr/games/stockfish",)),) for spec in specs)
+    assert {spec.anchor_ms for spec in specs} == {50} and len(specs[0].opening) == 4
+    with pytest.raises(ValueError, match="span and involving choose between levels only"):
+        schedule("chess", [4, 6], 2, seed=3, span=1, anchors=anchors, engines=engines)
+    with pytest.raises(ValueError, match="stockfish@1350 is played by the outside engine 'stockfish'"):
+        schedule("chess", [4], 2, seed=3, anchors=[STOCKFISH_1350])
+    with pytest.raises(ValueError, match="Stockfish is played by the outside engine"):  # level 8's name
+        schedule("chess", [7, 8], 2, seed=3)
+    assert parse_levels("5", minimum=1) == (5,)
+
+
+def test_a_level_plays_an_anchor_to_the_end(stockfish_path: str) -> None:
+    spec = GameSpec(
+        "chess", 1, STOCKFISH_1350, ("e2e4", "e7e5"), seed=4, engines=(("stockfish", (stockfish_path,)),),
+        anchor_ms=20,
+    )  # fmt: skip
+    record = play_game(spec)
+    final = get_game("chess").replay(record.moves)
+    assert final.outcome() is not None and record.reason == final.outcome().reason  # type: ignore[union-attr]
+    assert record.second == STOCKFISH_1350 and record.anchor_ms == 20
+    assert record.think_ms[1] > 0 and record.short_searches == (0, 0)
+
+
+def test_an_anchored_tournament_writes_its_games(tmp_path: Path, stockfish_path: str) -> None:
+    results = tmp_path / "chess.jsonl"
+    argv = [
+        "tournament",
+        "--game",
+        "chess",
+        "--levels",
+        "1",
+        "--anchors",
+        "stockfish@2850",
+        "--anchor-ms",
+        "10",
+    ]
+    argv += ["--engine", f"stockfish={stockfish_path}", "--games-per-pair", "1", "--workers", "1"]
+    assert main([*argv, "--output", str(results)]) == 0
+    (record,) = read_records(results)
+    assert {record.first, record.second} == {1, "stockfish@2850"} and record.anchor_ms == 10
+    assert record.points_of("stockfish@2850") == 1.0  # level 1 moves almost at random
+
+
+def test_games_against_anchors_rate_on_the_anchors_scale(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Level 2 scores half against Stockfish at 1350, and level 1 a quarter against level 2 (3 to 1 odds:
+    191 Elo), with colours balanced so that the first mover's advantage is nil."""
+    results = tmp_path / "chess.jsonl"
+    with results.open("w", encoding="utf-8") as stream:
+        for first, second, result in [
+            (2, STOCKFISH_1350, "1/2-1/2"), (STOCKFISH_1350, 2, "1/2-1/2"),
+            (1, 2, "1/2-1/2"), (2, 1, "1/2-1/2"), (1, 2, "0-1"), (2, 1, "1-0"),
+        ]:  # fmt: skip
+            record = GameRecord(
+                "chess", first, second, 0, [], result, "checkmate", 1, None, (0, 0), (0, 0), 100
+            )
+            write_record(stream, record)
+    table = tmp_path / "ratings.json"
+    assert main(["ratings", str(results), "--write", str(table), "--prior-draws", "0"]) == 0
+    assert "anchors stockfish@1350" in capsys.readouterr().out
+    shipped = json.loads(table.read_text(encoding="utf-8"))["games"]["chess"]
+    assert shipped["anchor_level"] is None and shipped["anchors"][0]["name"] == STOCKFISH_1350
+    assert [(row["level"], row["rating"]) for row in shipped["levels"]] == [(1, 1350 - 191), (2, 1350)]
+
+
+def test_bad_anchors_are_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["tournament", "--game", "chess", "--levels", "1", "--anchors", "stockfish-1350"])
+    assert "'stockfish-1350' is not an anchor: expected ENGINE@ELO" in capsys.readouterr().err
+    assert main(["tournament", "--game", "chess", "--levels", "1", "--anchors", STOCKFISH_1350]) == 1
+    assert "give its command" in capsys.readouterr().err
+    results = tmp_path / "bad.jsonl"
+    line = play_game(GameSpec("tictactoe", 1, 2, (), seed=1))
+    with results.open("w", encoding="utf-8") as stream:
+        write_record(stream, line)
+        write_record(stream, msgspec.structs.replace(line, second="stockfish"))
+    with pytest.raises(ValueError, match=r"bad\.jsonl, line 2: 'stockfish' is not an anchor"):
+        read_records(results)

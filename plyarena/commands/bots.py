@@ -8,7 +8,7 @@ import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from bots.engine import EngineStartError, OutsideEngine, parse_engine
+from bots.engine import EngineStartError, OutsideEngine
 from bots.fleet import Fleet, FleetConfig, parse_levels
 from bots.fleet_state import FleetState, FleetStateError
 from bots.levels import LEVEL_COUNT
@@ -77,7 +77,7 @@ def add_fleet_options(parser: argparse.ArgumentParser, *, state_default: str) ->
     parser.add_argument(
         "--engine",
         action="append",
-        type=_engine,
+        type=options.engine_command,
         metavar="NAME=COMMAND",
         help="run an outside UCI engine for the levels that name it (repeatable), e.g. "
         "stockfish=/usr/games/stockfish for chess's level 8; without it those levels are not offered",
@@ -101,13 +101,6 @@ def add_fleet_options(parser: argparse.ArgumentParser, *, state_default: str) ->
 
 _levels = options.checked_by(lambda text: parse_levels(text, engines=None))
 """A ``--levels`` spec that :func:`parse_levels` accepts (its engines are checked with ``--engine``'s)."""
-
-
-def _engine(text: str) -> tuple[str, list[str]]:
-    try:
-        return parse_engine(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _level(text: str) -> int:

@@ -16,6 +16,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from bots.anchors import fixed_ratings, label
 from bots.levels import levels as level_rows
 from bots.ratings import (
     DEFAULT_ANCHOR_LEVEL,
@@ -43,7 +44,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--anchor-level",
         type=int,
         default=DEFAULT_ANCHOR_LEVEL,
-        help="the level with a fixed rating (default 1)",
+        help="the level with a fixed rating (default 1; where the levels played anchors, such as "
+        "stockfish@1500, the anchors hold the scale instead, each at its Elo)",
     )
     parser.add_argument(
         "--anchor-rating",
@@ -81,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
             anchor_rating=args.anchor_rating,
             prior_draws=args.prior_draws,
             confidence=args.confidence,
+            anchors=fixed_ratings(player for record in records for player in (record.first, record.second)),
         )
     except OSError as error:
         raise CommandError(f"cannot read {error.filename}: {error.strerror or error}") from None
@@ -117,15 +120,13 @@ def ratings_table(ladder: Ladder, game: str, names: dict[int, str]) -> Table:
     confidence = f"{ladder.confidence:.0%}"
     table = Table(
         "level", "name", "Elo", f"{confidence} interval", "games", "score",
-        title=f"{get_game(game).title}: {ladder.games} games, level {ladder.anchor_level} anchored "
-        f"at {ladder.anchor_rating:.0f}",
+        title=f"{get_game(game).title}: {ladder.games} games, {ladder.scale}",
     )  # fmt: skip
     for row in ladder.ratings:
-        interval = "anchor" if row.level == ladder.anchor_level else f"{row.ci_low:.0f} to {row.ci_high:.0f}"
+        interval = "anchor" if row.level in ladder.fixed else f"{row.ci_low:.0f} to {row.ci_high:.0f}"
         score = f"{row.points / row.games:.0%}" if row.games else "-"
-        table.add_row(
-            str(row.level), names.get(row.level, ""), f"{row.rating:.0f}", interval, str(row.games), score
-        )
+        name = names.get(row.level, "") if isinstance(row.level, int) else "held at its Elo"
+        table.add_row(str(row.level), name, f"{row.rating:.0f}", interval, str(row.games), score)
     return table
 
 
@@ -136,7 +137,7 @@ def steps_table(ladder: Ladder, game: str) -> Table:
     for step in ladder.steps():
         mark = "yes" if step.distinct else "[red]no[/red]"
         table.add_row(
-            f"L{step.lower} -> L{step.upper}",
+            f"{label(step.lower)} -> {label(step.upper)}",
             f"{step.gap:+.0f}",
             f"{step.ci_low:+.0f} to {step.ci_high:+.0f}",
             mark,

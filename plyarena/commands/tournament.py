@@ -25,6 +25,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from bots.anchors import DEFAULT_ANCHOR_MS, Player, label, parse_anchors, player_order
 from bots.levels import LEVEL_COUNT
 from bots.tournament import (
     DEFAULT_OPENING_PLIES,
@@ -35,7 +36,7 @@ from bots.tournament import (
     write_record,
 )
 from games import GAMES
-from plyarena.options import CommandError, non_negative_int, positive_int
+from plyarena.options import CommandError, checked_by, engine_command, non_negative_int, positive_int
 
 HELP = "play bot levels against each other in a process pool and write every game to a JSON-lines file"
 
@@ -65,6 +66,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=int,
         metavar="L",
         help="only pairs that include level L (to replay a level after changing it)",
+    )
+    parser.add_argument(
+        "--anchors",
+        type=checked_by(parse_anchors),
+        metavar="ENGINE@ELO,...",
+        help="play every level against each of these instead of each other: an outside engine held at a "
+        "UCI_Elo, whose rating the fit holds there (e.g. stockfish@1350,stockfish@1500; needs --engine)",
+    )
+    parser.add_argument(
+        "--engine",
+        action="append",
+        type=engine_command,
+        metavar="NAME=COMMAND",
+        help="an outside UCI engine for anchors and engine levels (repeatable), e.g. "
+        "stockfish=/usr/games/stockfish",
+    )
+    parser.add_argument(
+        "--anchor-ms",
+        type=positive_int,
+        default=DEFAULT_ANCHOR_MS,
+        metavar="T",
+        help=f"an anchor's time a move (default {DEFAULT_ANCHOR_MS})",
     )
     parser.add_argument(
         "--workers",
@@ -103,17 +126,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     console = Console()
     try:
-        levels = parse_levels(args.levels)
+        anchors = parse_anchors(args.anchors) if args.anchors else ()
+        levels = parse_levels(args.levels, minimum=1 if anchors else 2)
         specs = schedule(
             args.game, levels, args.games_per_pair, seed=args.seed, span=args.span,
             involving=args.involving, opening_plies=args.opening_plies, time_ms=args.time_ms,
+            anchors=anchors, engines=dict(args.engine or ()), anchor_ms=args.anchor_ms,
             untimed=args.untimed,
         )  # fmt: skip
     except ValueError as error:
         raise CommandError(str(error)) from None
     output: Path = args.output or Path(f"tournament-{args.game}.jsonl")
+    against = f" and anchors {', '.join(anchors)}" if anchors else ""
     console.print(
-        f"{args.game}: {len(specs)} games between levels {', '.join(map(str, levels))}, "
+        f"{args.game}: {len(specs)} games between levels {', '.join(map(str, levels))}{against}, "
         f"on {args.workers} worker(s), seed {args.seed} -> {output}"
     )
     columns = (
@@ -136,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
             def finished(record: GameRecord) -> None:
                 write_record(stream, record)
                 records.append(record)
-                latest = f"L{record.first} vs L{record.second}: {record.result} ({record.reason})"
+                latest = f"{label(record.first)} vs {label(record.second)}: {record.result} ({record.reason})"
                 progress.update(task, advance=1, latest=latest)
 
             play_all(specs, args.workers, finished)
@@ -161,17 +187,21 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def summary_table(records: list[GameRecord], game: str) -> Table:
-    """Wins, draws and losses of the lower level of each pair, and its score."""
-    tally: dict[tuple[int, int], list[int]] = defaultdict(lambda: [0, 0, 0])
+    """Wins, draws and losses of the lower player of each pair (a level before an anchor), and its score."""
+    tally: dict[tuple[Player, Player], list[int]] = defaultdict(lambda: [0, 0, 0])
     for record in records:
-        low, high = sorted((record.first, record.second))
+        low, high = sorted((record.first, record.second), key=player_order)
         points = record.points_of(low)
         tally[low, high][0 if points == 1 else 1 if points == 0.5 else 2] += 1
     table = Table(
         "pair", "games", "lower wins", "draws", "higher wins", "higher's score", title=f"{game} results"
     )
-    for (low, high), (wins, draws, losses) in sorted(tally.items()):
+    for (low, high), (wins, draws, losses) in sorted(
+        tally.items(), key=lambda item: [player_order(p) for p in item[0]]
+    ):
         games = wins + draws + losses
         score = (losses + draws / 2) / games
-        table.add_row(f"L{low} vs L{high}", str(games), str(wins), str(draws), str(losses), f"{score:.0%}")
+        table.add_row(
+            f"{label(low)} vs {label(high)}", str(games), str(wins), str(draws), str(losses), f"{score:.0%}"
+        )
     return table
