@@ -31,6 +31,10 @@ DEFAULT_TABLE = 1 << 26
 """Transposition table entries: 512 MiB compiled, which keeps the bounds of a whole root's searches."""
 
 
+class _OutOfTime(Exception):
+    """The build's ``seconds`` ran out: it stops where it is, with a partial book."""
+
+
 def build(
     roots: Iterable[str],
     plies: int,
@@ -72,7 +76,7 @@ def build(
     def say(text: str) -> None:
         if progress is not None:
             elapsed = time.perf_counter() - started
-            progress(f"{elapsed:8.0f}s {text}: {len(entries):,} entries ({solved_here:,} solved here)")
+            progress(f"{elapsed:8.0f}s {text}: {len(entries):,} entries ({solved_here:,} scored in this run)")
 
     def enter(position: ConnectFour, moves: str) -> int:
         """The book's move from ``position``, solved unless ``earlier`` has it, and entered."""
@@ -86,15 +90,11 @@ def build(
             score = search.score(position)
             best = search.best_move(position, score)
             assert best is not None  # the game goes on here
-            move = best
-            solved_here += 1
+            move, solved_here = best, solved_here + 1
         entries[min(key, mirrored)] = (WIDTH - 1 - move if mirrored < key else move, score)
         if len(moves) <= 5:
             say(f"{moves or '(empty)':>8} plays {move + 1} score {score:+d}")
         return move
-
-    class OutOfTime(Exception):
-        pass
 
     def own_turn(position: ConnectFour, moves: str) -> None:
         nonlocal next_checkpoint
@@ -105,7 +105,7 @@ def build(
             return  # reached before by another order of the same moves
         now = time.perf_counter()
         if deadline is not None and now > deadline:
-            raise OutOfTime
+            raise _OutOfTime
         if checkpoint is not None and now > next_checkpoint:
             checkpoint(book(complete=False))
             next_checkpoint = time.perf_counter() + checkpoint_seconds
@@ -120,7 +120,7 @@ def build(
         for root in root_list:
             own_turn(ConnectFour.from_moves(root), root)
             say(f"root {root or '(empty)'!r} done")
-    except OutOfTime:
+    except _OutOfTime:
         complete = False
     except KeyboardInterrupt:
         if checkpoint is not None:
