@@ -34,6 +34,7 @@ from server.clock import TimeControl, describe
 from server.config import ServerConfig
 from server.connection import Connection
 from server.errors import ErrorCode, ProtocolError, ServerStartError, storage_failure
+from server.fair_use import ChatLimits, check_open_matches
 from server.http import HttpFront
 from server.ids import new_match_id
 from server.listener import Listener
@@ -87,6 +88,7 @@ class Server:
             lambda: self.ws_url,
         )
         self.bot_catalog = BotCatalog()
+        self.chat_limits = ChatLimits.of(config)
         self.quota = AddressQuota(
             config.max_connections_per_address,
             new_players=Allowance(config.new_players_per_hour / 3600, config.new_players_burst),
@@ -382,15 +384,12 @@ class Server:
             time_control=describe(control), visibility=request.visibility, bot=request.bot
         )
         assert connection.player is not None
-        if self.host.open_count(connection.player.id) >= self.config.max_open_matches:
-            raise ProtocolError(
-                ErrorCode.NOT_ALLOWED,
-                f"you have {self.config.max_open_matches} matches waiting for an opponent: "
-                "wait for one to fill, or leave one (match.leave) to cancel it",
-            )
+        address_key = self.quota.key_of(connection.address)
+        public = request.visibility == "public"
+        check_open_matches(self.config, self.host, connection.player.id, public, address_key)
         seat = self.rng.choice((0, 1)) if request.seat == "random" else request.seat
         match = Match.open(new_match_id(), game, options, self.config.grace_s)
-        await self.host.create(match, connection, seat, request.id)
+        await self.host.create(match, connection, seat, request.id, address_key)
 
     async def _join(self, connection: Connection, request: protocol.JoinMatch) -> None:
         live = await self.host.get(request.match_id)
@@ -426,6 +425,8 @@ class Server:
         assert player is not None
         resend = (request.ply, request.move) if isinstance(request, protocol.PlayMove) else None
         intent = MATCH_ACTIONS[type(request)](request, player.id)
+        if isinstance(request, protocol.SendChat):
+            intent = self.chat_limits.guard(intent, player.id, request.match_id)
         return self.host.act(request.match_id, intent, connection, request.id, resend)
 
 

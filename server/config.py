@@ -66,6 +66,23 @@ class ServerConfig:
     """... and how many it may send at once."""
     max_open_matches: int = 10
     """Matches a player may have open (waiting for an opponent) at once: more would only flood the lobby."""
+    max_open_public_matches: int = 5
+    """... of them public (listed in everyone's lobby, where bots look for requests; 0: no cap beyond the
+    one above) ..."""
+    max_open_public_matches_per_address: int = 20
+    """... and public ones opened from one client address (see :attr:`max_connections_per_address`), by all
+    its players together: one person with many players cannot fill the lobby either. 0: no cap."""
+    chat_rate_per_s: float = 1.0
+    """Chat lines a player may sustain per second, from all their connections together ..."""
+    chat_burst: int = 10
+    """... and say at once."""
+    match_chat_rate_per_s: float = 2.0
+    """Chat lines a match takes per second, from both its players together ..."""
+    match_chat_burst: int = 20
+    """... and at once."""
+    max_chat_lines: int = 1000
+    """Chat lines one match stores: past them the match's chat is full (a long game says a few dozen);
+    0: no cap."""
     max_connections_per_address: int = MAX_CONNECTIONS_PER_ADDRESS
     """Connections one client address (an IPv6 one by its /64) may hold at once; 0: no cap. Without it the
     rate limit above is no limit: a client opens another connection. A household or an office behind one
@@ -117,6 +134,12 @@ class ServerConfig:
             raise ValueError("new players per hour and their burst must be positive")
         if self.api_rate_per_s <= 0 or self.api_burst < 1:
             raise ValueError("API requests per second and their burst must be positive")
+        chat_rates = (self.chat_rate_per_s, self.match_chat_rate_per_s)
+        if min(chat_rates) <= 0 or min(self.chat_burst, self.match_chat_burst) < 1:
+            raise ValueError("chat lines per second and their bursts must be positive")
+        caps = (self.max_open_public_matches, self.max_open_public_matches_per_address, self.max_chat_lines)
+        if min(caps) < 0:
+            raise ValueError("caps on open public matches and stored chat lines must be 0 (no cap) or more")
 
     @property
     def http_url(self) -> str:

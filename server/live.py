@@ -138,6 +138,12 @@ class MatchHost:
         :meth:`MatchRegistry.open_count`)."""
         return self.registry.open_count(player_id)
 
+    def open_public_count(self, player_id: str) -> int:
+        return self.registry.open_public_count(player_id)
+
+    def open_public_from(self, address_key: str) -> int:
+        return self.registry.open_public_from(address_key)
+
     def unfinished_of(self, player_id: str) -> list[str]:
         """Ids of the unfinished matches in which ``player_id`` holds a seat."""
         return self.registry.unfinished_of(player_id)
@@ -187,24 +193,30 @@ class MatchHost:
 
     # ----------------------------------------------------------------- requests
 
-    async def create(self, match: Match, creator: Connection, seat: int, request_id: RequestId) -> LiveMatch:
-        """Store a new match with its creator seated (one write), then follow it from ``creator``."""
+    async def create(
+        self,
+        match: Match,
+        creator: Connection,
+        seat: int,
+        request_id: RequestId,
+        address_key: str | None = None,
+    ) -> LiveMatch:
+        """Store a new match with its creator seated (one write), then follow it from ``creator``;
+        ``address_key``: the capped client address it counts against while public and open."""
         assert creator.player is not None
         step = match.join(player_info(creator.player), seat, self.now())
         created_at = datetime.now(UTC)
         seat_record = SeatRecord(seat, creator.player.id, creator.player.name, creator.player.is_bot)
-        self.registry.creating[creator.player.id] += 1
-        try:
-            await self.store.create_match(
-                match_record(match, OPEN, (seat_record,), created_at, self.config.instance_id)
-            )
-        except StorageError as error:
-            raise storage_failure(error) from error
-        finally:
-            self.registry.creating[creator.player.id] -= 1
-            if not self.registry.creating[creator.player.id]:
-                del self.registry.creating[creator.player.id]
+        public = match.options.visibility == "public"
+        with self.registry.creating_match(creator.player.id, public, address_key):
+            try:
+                await self.store.create_match(
+                    match_record(match, OPEN, (seat_record,), created_at, self.config.instance_id)
+                )
+            except StorageError as error:
+                raise storage_failure(error) from error
         live = LiveMatch(step.match, EventLog(new_id(), self.config.event_log_size), created_at)
+        live.opened_from = address_key if public else None
         live.log.append(step.events)
         self.registry.hold(live)
         async with live.lock:

@@ -76,6 +76,8 @@ class Match(msgspec.Struct, frozen=True, gc=False):
     result: protocol.MatchResult | None = None
     chat_lines: tuple[protocol.ChatLine, ...] = ()
     """The last :data:`CHAT_KEPT` chat lines, for ``match.state`` (a reloaded page shows them again)."""
+    chat_count: int = 0
+    """How many chat lines the match has stored, for the cap on them (see :meth:`chat`)."""
     connected: tuple[bool, bool] = (False, False)
     absent_since: tuple[float | None, float | None] = (None, None)
     seq: int = 0
@@ -299,15 +301,21 @@ class Match(msgspec.Struct, frozen=True, gc=False):
         declined = protocol.RematchDeclined(match_id=self.id, seq=0, seat=seat)
         return replace(self, rematch_offer=None, rematch_agreed_id=None)._step([declined])
 
-    def chat(self, player_id: str, text: str, now: float) -> Step:
-        """A chat line from a seated player (spectators watch, they do not speak)."""
+    def chat(self, player_id: str, text: str, now: float, max_lines: int = 0) -> Step:
+        """A chat line from a seated player (spectators watch, they do not speak); refused once the match
+        has stored ``max_lines`` (0: no cap), so that no one fills the store through one match."""
         seat = self._require_seat(player_id)
         player = self.seats[seat]
         assert player is not None
         line = clean_text(text, "chat text", protocol.MAX_CHAT_LENGTH)
+        if max_lines and self.chat_count >= max_lines:
+            raise ProtocolError(
+                ErrorCode.NOT_ALLOWED,
+                f"this match's chat is full: it holds the most lines it may ({max_lines})",
+            )
         chat = protocol.ChatLine(match_id=self.id, seq=self.seq + 1, seat=seat, name=player.name, text=line)
         kept = (*self.chat_lines, chat)[-CHAT_KEPT:]
-        return replace(self, chat_lines=kept)._step([chat], [SaveChat(chat)])
+        return replace(self, chat_lines=kept, chat_count=self.chat_count + 1)._step([chat], [SaveChat(chat)])
 
     def end_as_stored(self, finish: Finish, now: float, *, rematch: bool) -> Step:
         """End the match as the store says it ended (a result whose commit answer was lost): announced,

@@ -8,9 +8,10 @@ acting on. A forgotten match stays in the store and is loaded again when asked f
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from collections import Counter, OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -58,6 +59,9 @@ class LiveMatch:
     """The match's id, which no step changes."""
     topic: str = ""
     """The bus topic of the match's events, named once as the registry takes the match in."""
+    opened_from: str | None = None
+    """The client address (its allowance key) that opened the match, while it is a public one waiting for
+    an opponent and that address is capped; else ``None``."""
 
     def __post_init__(self) -> None:
         self.id = self.match.id
@@ -92,13 +96,40 @@ class MatchRegistry:
         self._finished: OrderedDict[str, LiveMatch] = OrderedDict()
         """The finished matches in memory, least recently used first."""
         self.creating: Counter[str] = Counter()
-        """For each player, their matches being stored, not yet held."""
+        """For each player, their matches being stored, not yet held ..."""
+        self.creating_public: Counter[str] = Counter()
+        """... the public ones among them ..."""
+        self.creating_from: Counter[str] = Counter()
+        """... and the public ones by the client address (its allowance key) that asked for them."""
+        self._opened_from: dict[str, dict[str, None]] = {}
+        """For each capped client address, the ids of public matches it opened that may still wait for an
+        opponent (pruned as they are counted)."""
 
     def hold(self, live: LiveMatch) -> None:
         """Keep ``live`` in memory, found by its id and by its players."""
         live.topic = self.topic(live.id)
         self.matches[live.id] = live
         self.note_seats(live)
+        if live.opened_from is not None:
+            self._opened_from.setdefault(live.opened_from, {})[live.id] = None
+
+    @contextlib.contextmanager
+    def creating_match(self, player_id: str, public: bool, address_key: str | None) -> Iterator[None]:
+        """Count a match as being stored (see :meth:`open_count`) for as long as the block runs."""
+        counters = [(self.creating, player_id)]
+        if public:
+            counters.append((self.creating_public, player_id))
+            if address_key is not None:
+                counters.append((self.creating_from, address_key))
+        for counter, key in counters:
+            counter[key] += 1
+        try:
+            yield
+        finally:
+            for counter, key in counters:
+                counter[key] -= 1
+                if not counter[key]:
+                    del counter[key]
 
     def note_seats(self, live: LiveMatch) -> None:
         for player in live.match.seats:
@@ -112,6 +143,27 @@ class MatchRegistry:
         waiting = sum(self.matches[match_id].match.status == OPEN for match_id in seated)
         return waiting + self.creating.get(player_id, 0)
 
+    def open_public_count(self, player_id: str) -> int:
+        """How many of those are public (listed in the lobby)."""
+        seated = self._seated.get(player_id, {})
+        waiting = sum(self._is_open_public(self.matches[match_id]) for match_id in seated)
+        return waiting + self.creating_public.get(player_id, 0)
+
+    def open_public_from(self, address_key: str) -> int:
+        """How many public matches waiting for an opponent the client address ``address_key`` opened, by
+        all its players, those being stored included."""
+        opened = self._opened_from.get(address_key, {})
+        for match_id in list(opened):
+            if not self._is_open_public(self.matches.get(match_id)):
+                del opened[match_id]
+        if not opened:
+            self._opened_from.pop(address_key, None)
+        return len(opened) + self.creating_from.get(address_key, 0)
+
+    @staticmethod
+    def _is_open_public(live: LiveMatch | None) -> bool:
+        return live is not None and live.match.status == OPEN and live.match.options.visibility == "public"
+
     def unfinished_of(self, player_id: str) -> list[str]:
         """Ids of the unfinished matches in which ``player_id`` holds a seat."""
         seated = self._seated.get(player_id, {})
@@ -122,8 +174,7 @@ class MatchRegistry:
         return {"open_matches": statuses.count(OPEN), "live_matches": statuses.count(LIVE)}
 
     def is_open_here(self, match_id: str) -> bool:
-        live = self.matches.get(match_id)
-        return live is not None and live.match.status == OPEN and live.match.options.visibility == "public"
+        return self._is_open_public(self.matches.get(match_id))
 
     # ----------------------------------------------------------------- the finished ones
 

@@ -45,6 +45,7 @@ def restore_match(record: MatchRecord, game: Game, grace_s: float, now: float) -
         absent_since=(absent[0], absent[1]),
         rematch_id=record.rematch_id,
         chat_lines=_stored_chat(record),
+        chat_count=record.chat_count,
         seq=max((line.seq for line in record.chat), default=0),
     )
 

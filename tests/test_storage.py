@@ -320,6 +320,7 @@ async def test_a_restored_match_gets_its_last_chat_lines_oldest_first(database_u
             (seq, f"line {seq}") for seq in range(8, 13)
         ]
         assert restored["talky"].chat[-1] == chat("talky", 12, "line 12")
+        assert [restored[match_id].chat_count for match_id in ("talky", "quiet", "few")] == [12, 0, 1]
         assert restored["quiet"].chat == ()
         assert [line.text for line in restored["few"].chat] == [SQL_LOOKING]
         assert all(match.chat == () for match in await restarted.unfinished_matches("alpha"))

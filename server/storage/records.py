@@ -114,3 +114,5 @@ class MatchRecord(msgspec.Struct, frozen=True, gc=False):
     """This match's rematch, once started: only in a match loaded whole (:meth:`Store.get_match`)."""
     chat: tuple[ChatRecord, ...] = ()
     """The last chat lines, oldest first: only for the unfinished matches a restarted server restores."""
+    chat_count: int = 0
+    """How many chat lines the match has stored in all (``chat`` holds only the last): likewise."""

@@ -229,7 +229,8 @@ class Store:
 
     async def unfinished_matches(self, host: str, *, last_chat: int = 0) -> list[MatchRecord]:
         """The open and live matches hosted by instance ``host``, oldest first, with seats, moves and
-        each match's last ``last_chat`` chat lines (read for all of them in one query)."""
+        each match's last ``last_chat`` chat lines and the count of all its lines (read for all of them
+        in one query)."""
         statement = (
             _with_seats(select(MatchRow))
             .options(selectinload(MatchRow.moves))
@@ -240,29 +241,41 @@ class Store:
             rows = (await session.scalars(statement)).all()
             chat = await self._last_chat(session, host, last_chat) if rows and last_chat > 0 else {}
         return [
-            msgspec.structs.replace(_match_record(row, with_moves=True), chat=tuple(chat.get(row.id, ())))
+            msgspec.structs.replace(
+                _match_record(row, with_moves=True),
+                chat=tuple(chat[row.id][0]) if row.id in chat else (),
+                chat_count=chat[row.id][1] if row.id in chat else 0,
+            )
             for row in rows
         ]
 
     @staticmethod
-    async def _last_chat(session: AsyncSession, host: str, last: int) -> dict[str, list[ChatRecord]]:
-        """The last ``last`` chat lines of each unfinished match of ``host``, oldest first, by match."""
+    async def _last_chat(
+        session: AsyncSession, host: str, last: int
+    ) -> dict[str, tuple[list[ChatRecord], int]]:
+        """The last ``last`` chat lines of each unfinished match of ``host``, oldest first, and how many it
+        has in all, by match."""
         newest_first = (
             func.row_number()
             .over(partition_by=ChatLineRow.match_id, order_by=ChatLineRow.seq.desc())
             .label("newest_first")
         )
+        in_all = func.count().over(partition_by=ChatLineRow.match_id).label("in_all")
         ranked = (
-            select(ChatLineRow, newest_first)
+            select(ChatLineRow, newest_first, in_all)
             .join(MatchRow, MatchRow.id == ChatLineRow.match_id)
             .where(MatchRow.host == host, MatchRow.status.in_(UNFINISHED_STATUSES))
             .subquery()
         )
         lines = aliased(ChatLineRow, ranked)
-        statement = select(lines).where(ranked.c.newest_first <= last).order_by(lines.match_id, lines.seq)
-        chat: dict[str, list[ChatRecord]] = {}
-        for row in await session.scalars(statement):
-            chat.setdefault(row.match_id, []).append(_chat_record(row))
+        statement = (
+            select(lines, ranked.c.in_all)
+            .where(ranked.c.newest_first <= last)
+            .order_by(lines.match_id, lines.seq)
+        )
+        chat: dict[str, tuple[list[ChatRecord], int]] = {}
+        for row, count in await session.execute(statement):
+            chat.setdefault(row.match_id, ([], count))[0].append(_chat_record(row))
         return chat
 
     async def list_matches(
