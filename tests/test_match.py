@@ -425,6 +425,7 @@ def test_a_restored_match_shows_its_stored_chat_and_numbers_on_after_it() -> Non
         created_at=at,
         seats=(SeatRecord(0, ALICE.id, "Alice", False), SeatRecord(1, BOB.id, "Bob", False)),
         chat=chat,
+        chat_count=9,
     )
     match = restore_match(record, get_game("tictactoe"), GRACE_S, now=1000.0)
     shown = match.state(log="L", now=1000.0, viewer=None).chat
@@ -433,6 +434,11 @@ def test_a_restored_match_shows_its_stored_chat_and_numbers_on_after_it() -> Non
         (7, 1, "Bob", "line 7"),
     ]
     assert match.chat(ALICE.id, "back", now=1001.0).events[0].seq == 8, "no line takes an earlier number"
+    # The cap on stored lines counts all that were stored, not only those shown again.
+    assert match.chat(ALICE.id, "tenth", now=1001.0, max_lines=10).match.chat_count == 10
+    with pytest.raises(ProtocolError) as full:
+        match.chat(ALICE.id, "tenth", now=1001.0, max_lines=9)
+    assert full.value.code == ErrorCode.NOT_ALLOWED and "chat is full" in full.value.message
 
 
 def test_a_restored_open_match_has_no_clocks_until_it_starts() -> None:

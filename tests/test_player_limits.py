@@ -4,6 +4,7 @@ their connections, a match's chat and what it stores, and public matches per pla
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -16,6 +17,7 @@ from support.fixtures import Connect, StartServer
 from support.play import open_match
 
 from server.app import Server
+from server.config import ServerConfig
 from server.storage.engine import create_engine
 
 NO_REFILL = 1e-6
@@ -149,3 +151,17 @@ async def test_many_players_of_one_address_open_only_so_many_public_matches(
     assert (await fresh.request("match.create", game="tictactoe"))["type"] == "match.state"
     assert arena.host.open_public_from("127.0.0.1") == 5
     assert await stored_open_matches(database, player_ids) == 6  # (five public, and the private one)
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("chat_rate_per_s", 0.0, "chat lines per second"),
+        ("match_chat_burst", 0, "chat lines per second"),
+        ("max_chat_lines", -1, "0 (no cap) or more"),
+        ("max_open_public_matches_per_address", -1, "0 (no cap) or more"),
+    ],
+)
+def test_limits_that_allow_nothing_are_refused_at_startup(option: str, value: float, said: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(said)):
+        ServerConfig(**{option: value})
