@@ -49,14 +49,15 @@ class ErrorCode(StrEnum):
     MATCH_OVER = "match_over"
     """The match has finished or been aborted."""
     NOT_ALLOWED = "not_allowed"
-    """A well-formed request that is not allowed now (e.g. abort after both sides moved)."""
+    """A well-formed request that is not allowed now (e.g. abort after both sides moved, a chat line in a
+    match whose chat is full, a match past the open ones allowed to a player or an address)."""
     FRAME_TOO_LARGE = "frame_too_large"
     """The frame exceeds the message size limit."""
     BINARY_FRAME = "binary_frame"
     """The request came in a binary frame: requests are JSON text, in text frames."""
     RATE_LIMITED = "rate_limited"
-    """Too much, too fast: a request over its connection's rate limit (dropped), a new player or a
-    connection over its address's allowance."""
+    """Too much, too fast: a request over its connection's rate limit (dropped), a chat line over its
+    player's or its match's (dropped), a new player or a connection over its address's allowance."""
     UNAVAILABLE = "unavailable"
     """Storage failed; nothing changed, the request may be retried."""
     INTERNAL = "internal"
