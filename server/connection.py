@@ -101,6 +101,7 @@ class Connection(asyncio.Protocol):
         "_waiter",
         "address",
         "bucket",
+        "fleet",
         "id",
         "listener",
         "matches",
@@ -122,6 +123,8 @@ class Connection(asyncio.Protocol):
         self.address: Address | None = None
         """The client's address (behind trusted proxies), by which its allowances are counted."""
         self.player: PlayerRecord | None = None
+        self.fleet = False
+        """Whether its ``hello`` proved the server's fleet key: only then may it speak for a fleet."""
         self.matches: set[str] = set()
         """Ids of the matches whose events this connection receives."""
         self._opening: tuple[str | None] | None = None

@@ -22,7 +22,7 @@ from typing import Any
 import aiomqtt
 import pytest
 from support.client import ArenaClient
-from support.fixtures import Connect, StartServer
+from support.fixtures import FLEET_KEY, Connect, StartServer
 from support.play import play_against_bot
 from support.process import free_port
 from support.waiting import wait_until
@@ -89,7 +89,7 @@ async def start_fleet(pool: WatchedPool) -> AsyncIterator[StartFleet]:
             **options: Any,
         ) -> Fleet:
             config = FleetConfig(**{"levels": parse_levels("1-3"), "idle_wait_s": None,
-                                    "backoff": FAST_BACKOFF, **options})  # fmt: skip
+                                    "backoff": FAST_BACKOFF, "fleet_key": FLEET_KEY, **options})  # fmt: skip
             fleet = Fleet(pool, config, announce=announce, state=state)
             if server is not None:
                 fleet.follow_server(server.ws_url)
