@@ -343,7 +343,7 @@ class Server:
         else:
             raise ProtocolError(ErrorCode.BAD_FIELD, "hello needs a name, or the token of a returning player")
         connection.player = player
-        connection.fleet = request.fleet_key is not None
+        connection.trusted_fleet = request.fleet_key is not None
         connection.send(
             protocol.Welcome(
                 player=player_info(player),
@@ -426,7 +426,7 @@ class Server:
 
     async def _bot_status(self, connection: Connection, request: protocol.SetBotStatus) -> None:
         assert connection.player is not None
-        if not connection.fleet:  # (people read a note as the fleet's word: only a trusted fleet's)
+        if not connection.trusted_fleet:  # (people read a note as the fleet's word: only a trusted fleet's)
             raise ProtocolError(
                 ErrorCode.NOT_A_FLEET,
                 "only a fleet this server trusts (hello with its fleet_key) posts notes on bot requests",
