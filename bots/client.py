@@ -113,7 +113,8 @@ class BotPlayer:
     among equal moves reproducible, match by match (the same match id, the same
     choices; without it each match is seeded at random); ``token`` comes back as
     an existing player (another connection of the same bot, or the same bot after
-    a fleet restart).
+    a fleet restart); ``fleet_key``, the server's, lets its connection post notes
+    for the fleet.
     """
 
     def __init__(
@@ -127,6 +128,7 @@ class BotPlayer:
         backoff: Backoff = DEFAULT_BACKOFF,
         seed: int | None = None,
         token: str | None = None,
+        fleet_key: str | None = None,
         resume: Callable[[str], bool] | None = None,
         welcomed: Callable[[BotPlayer], None] | None = None,
         elsewhere: Elsewhere | None = None,
@@ -136,7 +138,7 @@ class BotPlayer:
         self.pool = pool
         self.manners = manners
         self.capacity = capacity if capacity is not None else Capacity(None)
-        self.link = Link(url, spec.name, self, token=token, backoff=backoff, seed=seed)
+        self.link = Link(url, spec.name, self, token=token, fleet_key=fleet_key, backoff=backoff, seed=seed)
         self.resume = resume
         """Whether to take up a match the server says we sit in but this bot does not follow (``None``:
         every one). Asked about each such match of a welcome in turn, once the ones before it are taken

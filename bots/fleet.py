@@ -74,6 +74,9 @@ class FleetConfig:
     public_level: int = 3
     """The level of the bot that joins a public match nobody joined."""
     fleet_id: str = field(default_factory=new_fleet_id)
+    fleet_key: str | None = field(default=None, repr=False)
+    """The servers' fleet key, said in every hello, so that they take the fleet's ``queued`` notes; without
+    it the bots play all the same and the notes are refused (``not_a_fleet``). Kept out of ``repr``."""
     manners: Manners = DEFAULT_MANNERS
     backoff: Backoff = DEFAULT_BACKOFF
     restore_patience_s: float = 60.0
@@ -155,7 +158,10 @@ class Fleet:
 
     def follow_server(self, url: str) -> None:
         """Follow the live lobby feed of the server at ``url`` (``ws://host:port/ws``)."""
-        self._feeds.append(ServerLobby(url, self, name=self.config.fleet_id, backoff=self.config.backoff))
+        feed = ServerLobby(
+            url, self, name=self.config.fleet_id, fleet_key=self.config.fleet_key, backoff=self.config.backoff
+        )
+        self._feeds.append(feed)
 
     def follow_mqtt(self, mqtt_url: str) -> None:
         """Follow the lobby topics of every server sharing the broker at ``mqtt_url``; offer bots there."""
@@ -414,8 +420,8 @@ class Fleet:
             token = self.state.token(url, spec.name)
         player = BotPlayer(
             url, spec, self._thinker(spec), manners=self.config.manners, capacity=self.capacity,
-            backoff=self.config.backoff, token=token, welcomed=self._welcomed,
-            elsewhere=self.finder.elsewhere,
+            backoff=self.config.backoff, token=token, fleet_key=self.config.fleet_key,
+            welcomed=self._welcomed, elsewhere=self.finder.elsewhere,
         )  # fmt: skip
         player.resume = lambda match_id: self._resumes(player, match_id)
         shards.append(player)

@@ -128,12 +128,15 @@ class Link:
         owner: LinkOwner,
         *,
         token: str | None = None,
+        fleet_key: str | None = None,
         backoff: Backoff = DEFAULT_BACKOFF,
         seed: int | None = None,
     ) -> None:
         self.url = url
         self.name = name
         self.token = token
+        self._fleet_key = fleet_key
+        """Said in every hello when given: the server's proof that this link speaks for a fleet it trusts."""
         self.owner = owner
         self.backoff = backoff
         self.welcome: wire.Welcome | None = None
@@ -196,9 +199,12 @@ class Link:
             if not self._closing:
                 await asyncio.sleep(next(delays))
 
+    def _hello(self, token: str | None) -> str:
+        return wire.encode(wire.Hello(name=self.name, token=token, bot=True, fleet_key=self._fleet_key))
+
     async def _greet(self, socket: ClientConnection) -> None:
         """Say hello, with the token when we have one, and wait for the welcome."""
-        await socket.send(wire.encode(wire.Hello(name=self.name, token=self.token, bot=True)))
+        await socket.send(self._hello(self.token))
         while True:
             async with asyncio.timeout(REPLY_TIMEOUT_S):
                 message = wire.decode(await socket.recv())
@@ -208,7 +214,7 @@ class Link:
                 log.warning("%s: %s refused our token (%s); starting as a new player", self.name, self.url,
                             message.message)  # fmt: skip
                 self.token = None
-                await socket.send(wire.encode(wire.Hello(name=self.name, bot=True)))
+                await socket.send(self._hello(None))
             elif isinstance(message, wire.Error):
                 raise ConnectionError(f"{self.url} refused hello: {message.code}: {message.message}")
             else:

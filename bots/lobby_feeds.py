@@ -55,10 +55,18 @@ class LobbySink(Protocol):
 class ServerLobby:
     """A server's live lobby feed; see the module docstring."""
 
-    def __init__(self, url: str, sink: LobbySink, *, name: str, backoff: Backoff = DEFAULT_BACKOFF) -> None:
+    def __init__(
+        self,
+        url: str,
+        sink: LobbySink,
+        *,
+        name: str,
+        fleet_key: str | None = None,
+        backoff: Backoff = DEFAULT_BACKOFF,
+    ) -> None:
         self.url = url
         self.sink = sink
-        self.link = Link(url, name, self, backoff=backoff)
+        self.link = Link(url, name, self, fleet_key=fleet_key, backoff=backoff)
         self._instance: str | None = None
 
     async def run(self) -> None:

@@ -99,6 +99,7 @@ class Hello(Request, tag="hello", kw_only=True):
     name: str | None = None
     token: str | None = None
     bot: bool = False
+    fleet_key: str | None = None
 
 
 class LobbySubscribe(Request, tag="lobby.subscribe", kw_only=True):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from websockets.uri import parse_uri
 from games import GAMES, IllegalMoveError, Position, get_game
 from server.bus import BrokerAddress
 from server.clock import TimeControl
-from server.config import MAX_PORT
+from server.config import MAX_PORT, check_fleet_key
 from server.storage.engine import async_url
 
 
@@ -43,6 +44,43 @@ def checked_by(check: Callable[[str], object]) -> Callable[[str], str]:
         return text
 
     return accept
+
+
+FLEET_KEY_ENV = "PLYARENA_FLEET_KEY"
+"""The environment variable that gives a server, or a fleet, the fleet key (when no file does)."""
+
+
+def add_fleet_key_option(
+    parser: argparse.ArgumentParser, what: str, default: str = f"${FLEET_KEY_ENV}, else none"
+) -> None:
+    """``--fleet-key-file``: a file, not the key itself, so that the key shows in no process list."""
+    parser.add_argument(
+        "--fleet-key-file",
+        type=Path,
+        metavar="PATH",
+        help=f"{what}, as the file's one line (default: {default}; see docs/bots.md)",
+    )
+
+
+def fleet_key(path: Path | None) -> str | None:
+    """The fleet key in the file at ``path`` (its one line, without the line end), else in
+    ``$PLYARENA_FLEET_KEY``, else ``None``; a key that cannot be one is a :class:`CommandError`."""
+    if path is not None:
+        try:
+            text = path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as error:
+            raise CommandError(f"cannot read the fleet key from {path}: {error}") from None
+        source = str(path)
+    else:
+        text = os.environ.get(FLEET_KEY_ENV, "").strip()
+        source = f"${FLEET_KEY_ENV}"
+        if not text:
+            return None
+    try:
+        check_fleet_key(text)
+    except ValueError as error:
+        raise CommandError(f"{source}: {error}") from None
+    return text
 
 
 def engine_command(text: str) -> tuple[str, list[str]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import hmac
 import logging
 import random
 import time
@@ -324,6 +325,8 @@ class Server:
             raise ProtocolError(
                 ErrorCode.NOT_ALLOWED, f"this connection is already {connection.player.name!r}"
             )
+        if request.fleet_key is not None:
+            self._check_fleet_key(request.fleet_key)
         if request.token is not None:
             token = request.token
             player = await self.store.player_by_token_hash(hash_token(token))
@@ -342,6 +345,7 @@ class Server:
         else:
             raise ProtocolError(ErrorCode.BAD_FIELD, "hello needs a name, or the token of a returning player")
         connection.player = player
+        connection.trusted_fleet = request.fleet_key is not None
         connection.send(
             protocol.Welcome(
                 player=player_info(player),
@@ -352,6 +356,19 @@ class Server:
                 id=request.id,
             )
         )
+
+    def _check_fleet_key(self, given: str) -> None:
+        """Refuse a ``hello`` whose fleet key is not the one this server was given (compared in constant
+        time, and never logged nor echoed)."""
+        expected = self.config.fleet_key
+        if expected is None:
+            raise ProtocolError(
+                ErrorCode.BAD_FLEET_KEY, "this server trusts no fleet key: say hello without one"
+            )
+        if not hmac.compare_digest(given.encode(), expected.encode()):
+            raise ProtocolError(
+                ErrorCode.BAD_FLEET_KEY, "that is not this server's fleet key: ask its operator for it"
+            )
 
     # ----------------------------------------------------------------- lobby
 
@@ -408,9 +425,10 @@ class Server:
 
     async def _bot_status(self, connection: Connection, request: protocol.SetBotStatus) -> None:
         assert connection.player is not None
-        if not connection.player.is_bot:  # (shown to the asker as a fleet's word: not from people)
+        if not connection.trusted_fleet:  # (people read a note as the fleet's word: only a trusted fleet's)
             raise ProtocolError(
-                ErrorCode.NOT_ALLOWED, "only bot players (hello with bot: true) post notes on bot requests"
+                ErrorCode.NOT_A_FLEET,
+                "only a fleet this server trusts (hello with its fleet_key) posts notes on bot requests",
             )
         reason = clean_text(request.reason, "reason", protocol.MAX_BOT_STATUS_LENGTH)
         live = await self.host.get(request.match_id)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from server.addresses import LOOPBACK_NETWORKS, PRIVATE_NETWORKS, parse_networks
+from server.protocol import MAX_FLEET_KEY_LENGTH
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -31,6 +32,26 @@ def check_instance_id(text: str) -> None:
         raise ValueError(
             f"{text!r} is not an instance id: use 1 to 64 letters, digits, '.', '_' or '-', "
             "starting with a letter or digit"
+        )
+
+
+MIN_FLEET_KEY_LENGTH = 16
+"""A fleet key's shortest: long enough not to be guessed (its longest is what a ``hello`` carries)."""
+
+
+def new_fleet_key() -> str:
+    """A fresh random fleet key (43 URL-safe characters), e.g. for a server and fleet started together."""
+    return secrets.token_urlsafe(32)
+
+
+def check_fleet_key(text: str) -> None:
+    """Raise ``ValueError`` unless ``text`` can be a fleet key: 16 to 256 printable ASCII characters, no
+    spaces (it travels in JSON and comes from files and environment variables, which add line ends)."""
+    printable = all("!" <= character <= "~" for character in text)
+    if not printable or not MIN_FLEET_KEY_LENGTH <= len(text) <= MAX_FLEET_KEY_LENGTH:
+        raise ValueError(
+            f"a fleet key is {MIN_FLEET_KEY_LENGTH} to {MAX_FLEET_KEY_LENGTH} printable ASCII characters "
+            "without spaces (make one with: python -c 'import secrets; print(secrets.token_urlsafe(32))')"
         )
 
 
@@ -120,6 +141,10 @@ class ServerConfig:
     them all. 2,000 is ten minutes of a server ending three matches a second, some 100 MB at 50 kB a match
     (15 to 200 kB: tic-tac-toe to a long checkers game, with its event log). The match just added always
     stays: 0 keeps only that one."""
+    fleet_key: str | None = field(default=None, repr=False)
+    """The secret a bot fleet the operator trusts says in its ``hello``: only a connection that proved it may
+    post ``bot.status`` notes, which people read as the fleet's word. ``None``: no connection may (a
+    ``bot: true`` hello alone proves nothing). Kept out of ``repr``, so out of logs."""
     static_dir: Path = WEB_CLIENT_DIR
 
     def __post_init__(self) -> None:
@@ -132,6 +157,8 @@ class ServerConfig:
             raise ValueError("max_connections_per_address must be 0 (no cap) or more")
         if self.new_players_per_hour <= 0 or self.new_players_burst < 1:
             raise ValueError("new players per hour and their burst must be positive")
+        if self.fleet_key is not None:
+            check_fleet_key(self.fleet_key)
         if self.api_rate_per_s <= 0 or self.api_burst < 1:
             raise ValueError("API requests per second and their burst must be positive")
         chat_rates = (self.chat_rate_per_s, self.match_chat_rate_per_s)

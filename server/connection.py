@@ -108,6 +108,7 @@ class Connection(asyncio.Protocol):
         "player",
         "protocol",
         "transport",
+        "trusted_fleet",
     )
 
     def __init__(self, listener: Listener) -> None:
@@ -122,6 +123,8 @@ class Connection(asyncio.Protocol):
         self.address: Address | None = None
         """The client's address (behind trusted proxies), by which its allowances are counted."""
         self.player: PlayerRecord | None = None
+        self.trusted_fleet = False
+        """Whether its ``hello`` proved the server's fleet key: only then may it speak for a fleet."""
         self.matches: set[str] = set()
         """Ids of the matches whose events this connection receives."""
         self._opening: tuple[str | None] | None = None

@@ -45,6 +45,8 @@ RAW_TEXT_ALLOWANCE = 4
 up to this many times more, for decomposed accents and surrounding spaces."""
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=RAW_TEXT_ALLOWANCE * MAX_NAME_LENGTH)]
 Token = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_TOKEN_LENGTH)]
+MAX_FLEET_KEY_LENGTH = 256
+FleetKey = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_FLEET_KEY_LENGTH)]
 MoveText = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_MOVE_LENGTH)]
 PV_MOVE_PATTERN = r"\A[A-Za-z0-9][A-Za-z0-9+#=*-]*\Z"
 """What a move of a principal variation may be: ASCII letters and digits and the marks that move notations
@@ -162,6 +164,8 @@ class Hello(Request, tag="hello", kw_only=True, frozen=True):
     name: Name | None = None
     token: Token | None = None
     bot: bool = False
+    fleet_key: FleetKey | None = None
+    """The operator's secret, from a fleet it trusts: lets this connection post ``bot.status`` notes."""
 
 
 class LobbySubscribe(Request, tag="lobby.subscribe", kw_only=True, frozen=True):

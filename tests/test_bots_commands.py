@@ -40,7 +40,9 @@ async def test_plyarena_run_serves_with_a_fleet_that_offers_every_level_and_seat
     port = free_port()
     database = f"sqlite+aiosqlite:///{tmp_path / 'run.sqlite3'}"
     config = ServerConfig(port=port, db_url=database, instance_id="run")
-    args = build_parser().parse_args(["run", "--port", str(port), "--workers", "1", "--idle-wait", "-1"])
+    args = build_parser().parse_args(
+        ["run", "--port", str(port), "--workers", "1", "--idle-wait", "-1", "--max-games", "1"]
+    )
     stop = asyncio.Event()
     arena = asyncio.create_task(run_arena(config, args, stop))
     try:
@@ -63,6 +65,9 @@ async def test_plyarena_run_serves_with_a_fleet_that_offers_every_level_and_seat
         state = await alice.request("match.create", game="othello", seat=0, bot={"level": 2})
         seated = await alice.expect(type_="seated", match_id=state["match_id"], seat=1)
         assert seated["player"]["name"] == BotSpec.of("othello", 2).name
+        waiting = await alice.request("match.create", game="othello", seat=0, bot={"level": 2})
+        note = await alice.expect(type_="bot.status", match_id=waiting["match_id"], timeout=10)
+        assert note["bot_status"]["state"] == "queued", "the server takes the notes of the fleet it started"
 
         # The bot's token is kept beside the database, for the fleet of the next start.
         kept = tmp_path / "run.fleet.json"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import multiprocessing
 import os
 import signal
@@ -22,7 +23,7 @@ from typing import Any
 import aiomqtt
 import pytest
 from support.client import ArenaClient
-from support.fixtures import Connect, StartServer
+from support.fixtures import FLEET_KEY, Connect, StartServer
 from support.play import play_against_bot
 from support.process import free_port
 from support.waiting import wait_until
@@ -89,7 +90,7 @@ async def start_fleet(pool: WatchedPool) -> AsyncIterator[StartFleet]:
             **options: Any,
         ) -> Fleet:
             config = FleetConfig(**{"levels": parse_levels("1-3"), "idle_wait_s": None,
-                                    "backoff": FAST_BACKOFF, **options})  # fmt: skip
+                                    "backoff": FAST_BACKOFF, "fleet_key": FLEET_KEY, **options})  # fmt: skip
             fleet = Fleet(pool, config, announce=announce, state=state)
             if server is not None:
                 fleet.follow_server(server.ws_url)
@@ -254,6 +255,30 @@ async def test_a_waiting_request_is_told_its_new_place_in_line_as_the_line_moves
     moved_up = await alice.expect(type_="bot.status", match_id=third["match_id"], timeout=5)
     assert moved_up["bot_status"]["state"] == "queued"
     assert "number 1 in line" in moved_up["bot_status"]["reason"]
+
+
+async def test_a_fleet_without_the_key_plays_but_its_notes_are_refused(
+    arena: Server, connect: Connect, start_fleet: StartFleet, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``bot: true`` grants nothing: a fleet the operator did not give the key is an ordinary client."""
+    await start_fleet(server=arena, max_games=1, fleet_key=None)
+    alice = await connect.player(arena, "Alice")
+    first = await alice.request("match.create", game="connect4", seat=0, bot={"level": 1})
+    await alice.expect(type_="seated", match_id=first["match_id"], seat=1, timeout=5)
+    with caplog.at_level(logging.INFO, logger="bots.fleet"):
+        second = await alice.request("match.create", game="connect4", seat=0, bot={"level": 1})
+        await wait_until(lambda: "not_a_fleet" in caplog.text, 5, "the fleet's note to be refused")
+    assert arena.lobby.entries[second["match_id"]].bot_status is None
+    assert not [m for m in await alice.settle(0.2) if m["type"] == "bot.status"]
+
+
+async def test_a_fleet_with_a_wrong_key_is_refused_at_hello_and_says_why(
+    arena: Server, start_fleet: StartFleet, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="bots.link"):
+        await start_fleet(server=arena, fleet_key="not-" + FLEET_KEY)
+        await wait_until(lambda: "bad_fleet_key" in caplog.text, 5, "the refusal to be logged")
+    assert FLEET_KEY not in caplog.text, "the key itself is logged nowhere"
 
 
 async def test_api_bots_lists_what_a_running_fleet_offers(arena: Server, start_fleet: StartFleet) -> None:

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from plyarena.cli import build_parser, main
+from plyarena.commands.bots import fleet_config
 from plyarena.commands.serve import config_from, unreachable_url_warning
+from plyarena.options import FLEET_KEY_ENV
 from server.config import ServerConfig
 
 
@@ -151,3 +153,39 @@ def test_listening_everywhere_without_a_public_url_is_warned_of() -> None:
     args = build_parser().parse_args(["serve", "--host", "0.0.0.0", "--public-url", "http://arena.example"])
     assert unreachable_url_warning(config_from(args)) is None
     assert unreachable_url_warning(config_from(build_parser().parse_args(["serve"]))) is None
+
+
+def test_the_fleet_key_comes_from_its_file_else_the_environment_and_shows_in_no_repr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(FLEET_KEY_ENV, raising=False)
+    assert config_from(build_parser().parse_args(["serve"])).fleet_key is None, "no key: no one's notes"
+    monkeypatch.setenv(FLEET_KEY_ENV, "from-the-environment-0123")
+    assert config_from(build_parser().parse_args(["serve"])).fleet_key == "from-the-environment-0123"
+    path = tmp_path / "fleet.key"
+    path.write_text("from-the-file-0123456789\n")
+    for command in ("serve", "bots"):
+        args = build_parser().parse_args([command, "--fleet-key-file", str(path)])
+        config = config_from(args) if command == "serve" else fleet_config(args)
+        assert config.fleet_key == "from-the-file-0123456789", "the file first, without its line end"
+        assert "0123456789" not in repr(config)
+
+
+@pytest.mark.parametrize(
+    ("content", "refusal"),
+    [
+        (None, "cannot read the fleet key from "),
+        ("short", "a fleet key is 16 to 256 printable ASCII characters without spaces"),
+        ("has a space in it, long enough", "a fleet key is 16 to 256"),
+    ],
+)
+def test_a_fleet_key_that_cannot_be_one_stops_serve_in_one_line_without_showing_it(
+    tmp_path: Path, content: str | None, refusal: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "fleet.key"
+    if content is not None:
+        path.write_text(content)
+    assert main(["serve", "--port", "0", "--fleet-key-file", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("plyarena serve: error: ") and refusal in err and err.count("\n") == 1
+    assert content is None or content not in err

@@ -43,8 +43,10 @@ from bots.offer import offer_topic
 from plyarena.cli import build_parser
 from plyarena.commands.bots import fleet_config
 from plyarena.commands.serve import config_from
+from plyarena.options import FLEET_KEY_ENV
 from server.bot_catalog import OFFERS_TOPICS
 from server.bus import BrokerAddress, MqttBus, shown_url, topic_matches
+from server.config import check_fleet_key
 from server.lobby import TOPIC_ROOT, lobby_topic, match_topic
 from server.storage.engine import async_url
 
@@ -149,6 +151,21 @@ def test_the_fleet_runs_plyarena_bots_through_the_front_door(services: dict[str,
     assert args.state.parent == Path(DATA_DIR) and volume[DATA_DIR] == "fleet-state", (
         "the bots' tokens outlive the container, so a restarted fleet plays on in its games"
     )
+
+
+@pytest.mark.parametrize("given", [None, "deployed-fleet-key-0123456789"])
+def test_the_servers_and_the_fleet_share_a_fleet_key_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, given: str | None
+) -> None:
+    """So the servers take the fleet's notes on bot requests, and no one else's."""
+    services = compose_file({} if given is None else {FLEET_KEY_ENV: given})["services"]
+    keys = {name: services[name]["environment"][FLEET_KEY_ENV] for name in ("server-a", "server-b", "bots")}
+    (key,) = set(keys.values())
+    assert key == given or given is None
+    check_fleet_key(key)
+    monkeypatch.setenv(FLEET_KEY_ENV, key)
+    assert {config.fleet_key for config in server_services(services).values()} == {key}
+    assert fleet_config(build_parser().parse_args(services["bots"]["command"])).fleet_key == key
 
 
 def test_the_image_installs_the_project_beside_its_migrations() -> None:

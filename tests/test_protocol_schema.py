@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from support.fixtures import Connect
+from support.fixtures import FLEET_KEY, Connect
 from support.fuzz_values import REQUEST_ID, SCHEMAS, RandomChoices, junk, request
 from support.json_schema import Schema, SchemaReader
 from support.play import open_match, play_moves
@@ -72,7 +72,8 @@ async def test_every_message_a_real_server_sends_fits_the_schema(
     reader: SchemaReader, arena: Server, connect: Connect
 ) -> None:
     alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
-    fleet, sam = await connect.player(arena, "fleet-1", bot=True), await connect.player(arena, "Sam")
+    fleet = await connect.player(arena, "fleet-1", bot=True, fleet_key=FLEET_KEY)
+    sam = await connect.player(arena, "Sam")
     await alice.request("lobby.subscribe")
     asking = await alice.request("match.create", game="connect4", bot={"level": 3, "style": "alphabeta"})
     await fleet.request("bot.status", match_id=asking["match_id"], state="queued", reason="all busy")

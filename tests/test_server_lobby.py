@@ -13,7 +13,7 @@ from typing import Any
 import aiomqtt
 import msgspec
 import pytest
-from support.fixtures import Connect, StartServer
+from support.fixtures import FLEET_KEY, Connect, StartServer
 from support.fuzz_arena import api_get
 from support.waiting import wait_until
 
@@ -109,7 +109,7 @@ async def test_a_bot_status_note_shows_on_the_lobby_entry_and_to_the_match_creat
 ) -> None:
     watcher = await connect.player(arena, "Watcher")
     alice = await connect.player(arena, "Alice")
-    fleet = await connect.player(arena, "fleet-f1", bot=True)
+    fleet = await connect.player(arena, "fleet-f1", bot=True, fleet_key=FLEET_KEY)
     await watcher.request("lobby.subscribe")
     match_id = (await alice.request("match.create", game="connect4", seat=0, bot={"level": 3}))["match_id"]
     assert (await watcher.expect(type_="lobby.update"))["entry"]["bot_status"] is None
@@ -137,7 +137,7 @@ async def test_bot_status_notes_are_refused_unless_valid_and_for_an_open_bot_req
     arena: Server, connect: Connect
 ) -> None:
     alice = await connect.player(arena, "Alice")
-    fleet = await connect.player(arena, "fleet-f1", bot=True)
+    fleet = await connect.player(arena, "fleet-f1", bot=True, fleet_key=FLEET_KEY)
     asking = (await alice.request("match.create", game="connect4", seat=0, bot={"level": 3}))["match_id"]
     people = (await alice.request("match.create", game="connect4", seat=0))["match_id"]
     started = (await alice.request("match.create", game="tictactoe", seat=0, bot={"level": 1}))["match_id"]
@@ -163,7 +163,51 @@ async def test_bot_status_notes_are_refused_unless_valid_and_for_an_open_bot_req
     stranger = await connect(arena)
     assert (await stranger.request("bot.status", **note(asking)))["code"] == "hello_required"
     posing = await connect.player(arena, "fleet-f2")  # a person, whatever the name says
-    assert (await posing.request("bot.status", **note(asking)))["code"] == "not_allowed"
+    assert (await posing.request("bot.status", **note(asking)))["code"] == "not_a_fleet"
+
+
+async def test_a_client_without_the_fleet_key_cannot_post_a_bot_note(arena: Server, connect: Connect) -> None:
+    """``bot: true`` alone grants nothing: a note reads as the fleet's word to the person who asked."""
+    alice = await connect.player(arena, "Alice")
+    watcher = await connect.player(arena, "Watcher")
+    await watcher.request("lobby.subscribe")
+    match_id = (await alice.request("match.create", game="connect4", seat=0, bot={"level": 3}))["match_id"]
+    await watcher.expect(type_="lobby.update")
+    lure = {"match_id": match_id, "state": "unavailable", "reason": "Bots are down - play at evil.example"}
+
+    posing = await connect.player(arena, "fleet-f1", bot=True)
+    refused = await posing.request("bot.status", **lure)
+    assert (refused["type"], refused["code"]) == ("error", "not_a_fleet")
+    assert "fleet_key" in refused["message"]
+    wrong = await connect(arena)
+    refused = await wrong.request("hello", name="fleet-f1", bot=True, fleet_key="not-" + FLEET_KEY)
+    assert (refused["type"], refused["code"]) == ("error", "bad_fleet_key")
+    assert FLEET_KEY not in refused["message"]
+    assert (await wrong.request("bot.status", **lure))["code"] == "hello_required", "not welcomed"
+
+    assert arena.lobby.entries[match_id].bot_status is None, "nothing stored"
+    heard = [*await alice.settle(0.3), *await watcher.settle(0.1)]
+    assert not [m for m in heard if m["type"] in ("bot.status", "lobby.update")], "nothing broadcast"
+    assert (await watcher.request("lobby.subscribe"))["matches"][0]["bot_status"] is None
+
+    fleet = await connect.player(arena, "fleet-f1", bot=True, fleet_key=FLEET_KEY)
+    assert (await fleet.request("bot.status", **lure))["type"] == "ok", "the fleet with the key may"
+    assert (await alice.expect(type_="bot.status", match_id=match_id))["bot_status"]["by"] == "fleet-f1"
+
+
+async def test_a_server_given_no_fleet_key_takes_no_ones_notes(
+    start_server: StartServer, connect: Connect
+) -> None:
+    arena = await start_server(fleet_key=None)
+    alice = await connect.player(arena, "Alice")
+    match_id = (await alice.request("match.create", game="connect4", seat=0, bot={"level": 3}))["match_id"]
+    bot = await connect.player(arena, "fleet-f1", bot=True)
+    refused = await bot.request("bot.status", match_id=match_id, state="queued", reason="busy")
+    assert refused["code"] == "not_a_fleet"
+    keyed = await connect(arena)
+    refused = await keyed.request("hello", name="fleet-f2", bot=True, fleet_key=FLEET_KEY)
+    assert (refused["type"], refused["code"]) == ("error", "bad_fleet_key")
+    assert arena.lobby.entries[match_id].bot_status is None
 
 
 # ---------------------------------------------------------------------- a crowded lobby
@@ -390,7 +434,7 @@ async def test_lobby_entries_and_match_events_arrive_over_mqtt(
     instance = server.config.instance_id
     await mqtt.subscribe(f"plyarena/v1/lobby/{instance}/+", qos=1)
     alice = await connect.player(server, "Alice")
-    bob = await connect.player(server, "Bob", bot=True)
+    bob = await connect.player(server, "Bob", bot=True, fleet_key=FLEET_KEY)
     state = await alice.request("match.create", game="connect4", seat=0, bot={"level": 5, "style": "sharp"})
     match_id = state["match_id"]
     topic = f"plyarena/v1/lobby/{instance}/{match_id}"

@@ -42,8 +42,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_fleet_options(parser: argparse.ArgumentParser, *, state_default: str) -> None:
-    """The options of a fleet, shared with ``plyarena run``; ``state_default``: what no ``--state`` means."""
+def add_fleet_options(
+    parser: argparse.ArgumentParser, *, state_default: str, key_default: str | None = None
+) -> None:
+    """The options of a fleet, shared with ``plyarena run``; ``state_default`` and ``key_default``: what no
+    ``--state`` and no ``--fleet-key-file`` mean, when not the usual."""
+    options.add_fleet_key_option(
+        parser,
+        "the servers' fleet key, so that they take this fleet's notes on bot requests",
+        **({"default": key_default} if key_default else {}),
+    )
     parser.add_argument(
         "--workers", type=options.positive_int, metavar="N", help="search processes (default: one per core)"
     )
@@ -121,6 +129,7 @@ def fleet_config(args: argparse.Namespace) -> FleetConfig:
         max_games=args.max_games,
         idle_wait_s=None if args.idle_wait < 0 else args.idle_wait,
         public_level=args.public_level,
+        fleet_key=options.fleet_key(args.fleet_key_file),
         **({"fleet_id": named} if named else {}),
     )
 

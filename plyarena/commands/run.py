@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 from bots.fleet import Fleet
@@ -21,7 +22,7 @@ from plyarena import options
 from plyarena.commands.bots import add_fleet_options, fleet_config, open_fleet_state, running_engines
 from plyarena.commands.serve import prepare_server_process, started_server, stop_on_signals
 from server import eventloop
-from server.config import DEFAULT_HOST, DEFAULT_PORT, ServerConfig
+from server.config import DEFAULT_HOST, DEFAULT_PORT, ServerConfig, new_fleet_key
 from server.storage.engine import async_url, database_url
 
 HELP = "start Ply Arena with its defaults (SQLite in the working directory) and a bot fleet; print the URL"
@@ -38,6 +39,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-bots", action="store_true", help="start the server alone, without a bot fleet")
     add_fleet_options(
         parser,
+        key_default=f"${options.FLEET_KEY_ENV}, else a new one at each start, given to server and fleet",
         state_default=f"beside the SQLite database and named after it, e.g. plyarena{STATE_SUFFIX} beside "
         "plyarena.sqlite3: the tokens belong to that database's players, whose games a restarted server "
         f"restores; plyarena{STATE_SUFFIX} in the working directory with PostgreSQL; none in memory",
@@ -46,7 +48,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     prepare_server_process()
-    config = ServerConfig(host=args.host, port=args.port, instance_id=f"arena-{args.port}")
+    config = ServerConfig(
+        host=args.host,
+        port=args.port,
+        instance_id=f"arena-{args.port}",
+        fleet_key=options.fleet_key(args.fleet_key_file),
+    )
     return eventloop.run(run_arena(config, None if args.no_bots else args, tune_gc=True))
 
 
@@ -58,7 +65,10 @@ async def run_arena(
     tune_gc: bool = False,
 ) -> int:
     """Serve (with a fleet unless ``fleet_args`` is ``None``) until ``stop`` is set, or SIGINT or SIGTERM;
-    ``tune_gc`` as :func:`~plyarena.commands.serve.started_server`'s."""
+    ``tune_gc`` as :func:`~plyarena.commands.serve.started_server`'s. Server and fleet share the
+    config's fleet key, a new one if it has none, so the server takes the fleet's notes."""
+    if config.fleet_key is None:
+        config = replace(config, fleet_key=new_fleet_key())
     state = None
     if fleet_args is not None:
         state = open_fleet_state(fleet_args.state or default_fleet_state(config.db_url))
@@ -76,7 +86,8 @@ async def run_arena(
 
         async with SearchPool(fleet_args.workers) as pool, running_engines(fleet_args) as engines:
             await pool.warm_up()
-            fleet = Fleet(pool, fleet_config(fleet_args), announce=announce, state=state, engines=engines)
+            fleet_settings = replace(fleet_config(fleet_args), fleet_key=config.fleet_key)
+            fleet = Fleet(pool, fleet_settings, announce=announce, state=state, engines=engines)
             fleet.follow_server(server.ws_url)
             async with fleet:
                 games = fleet.config.max_games

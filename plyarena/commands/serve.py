@@ -117,6 +117,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="connections one client address (IPv6: its /64) may hold at once, and as many again opening; "
         f"0: no cap (default {MAX_CONNECTIONS_PER_ADDRESS})",
     )
+    options.add_fleet_key_option(
+        parser, "the secret of the bot fleets this server trusts to post notes on bot requests (none: no one)"
+    )
     for flag, field, _, what in NETWORK_OPTIONS:
         parser.add_argument(
             flag,
@@ -155,6 +158,7 @@ def config_from(args: argparse.Namespace) -> ServerConfig:
         adoption_check_s=ADOPTION_CHECK_S,
         allowed_origins=tuple(args.allow_origin) if args.allow_origin else None,
         max_connections_per_address=args.max_connections_per_address,
+        fleet_key=options.fleet_key(args.fleet_key_file),
         **_networks_given(args),
     )
 

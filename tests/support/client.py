@@ -61,8 +61,17 @@ class ArenaClient:
         await self.send({"type": type, "id": request_id, **fields})
         return await self.expect(id=request_id, timeout=timeout)
 
-    async def hello(self, name: str | None = None, *, token: str | None = None, bot: bool = False) -> Message:
+    async def hello(
+        self,
+        name: str | None = None,
+        *,
+        token: str | None = None,
+        bot: bool = False,
+        fleet_key: str | None = None,
+    ) -> Message:
         fields: Message = {"bot": bot}
+        if fleet_key is not None:
+            fields["fleet_key"] = fleet_key
         if name is not None:
             fields["name"] = name
         if token is not None:

@@ -4,7 +4,8 @@
   and a throwaway PostgreSQL database per test session (dropped at the end).
   Tests that use it run on both; tests on PostgreSQL see other tests' rows, so
   they look only at their own players and matches.
-- ``start_server``: start in-process servers on free ports (closed after the test).
+- ``start_server``: start in-process servers on free ports (closed after the test), each trusting
+  fleets that say :data:`FLEET_KEY`.
 - ``arena``: one such server with the defaults.
 - ``connect``: open :class:`~support.client.ArenaClient` connections (closed after the test),
   bare or, with ``connect.player``, as a player that has said hello.
@@ -27,6 +28,9 @@ from support.services import PrivateMosquitto, mosquitto_binary
 
 StartServer = Callable[..., Awaitable[Server]]
 
+FLEET_KEY = "tests-fleet-key-0123456789"
+"""The fleet key of the servers ``start_server`` starts: a fleet (or a client) that says it may post notes."""
+
 
 class Connect:
     """Opens client connections to a server, each closed when the test ends."""
@@ -42,11 +46,17 @@ class Connect:
         return client
 
     async def player(
-        self, target: Server | str, name: str | None = None, *, token: str | None = None, bot: bool = False
+        self,
+        target: Server | str,
+        name: str | None = None,
+        *,
+        token: str | None = None,
+        bot: bool = False,
+        fleet_key: str | None = None,
     ) -> ArenaClient:
         """A connection that has said hello: a new player called ``name``, or the one ``token`` names."""
         client = await self(target)
-        await client.hello(name, token=token, bot=bot)
+        await client.hello(name, token=token, bot=bot, fleet_key=fleet_key)
         return client
 
 
@@ -69,7 +79,9 @@ async def start_server(arena_db_url: str) -> AsyncIterator[StartServer]:
     async with contextlib.AsyncExitStack() as stack:
 
         async def start(**options: Any) -> Server:
-            config = ServerConfig(**{"port": 0, "db_url": arena_db_url, "grace_s": 30.0, **options})
+            config = ServerConfig(
+                **{"port": 0, "db_url": arena_db_url, "grace_s": 30.0, "fleet_key": FLEET_KEY, **options}
+            )
             return await stack.enter_async_context(running_server(config))
 
         yield start

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 
 from games import Position, get_game
-from server.protocol import MAX_CHAT_LENGTH
+from server.protocol import MAX_CHAT_LENGTH, MAX_FLEET_KEY_LENGTH
 from support.fuzz_values import (
     ABSENT,
     BAD_TIME_CONTROLS,
@@ -321,8 +321,15 @@ def forged_token(choices: Choices, arena: Arena) -> FuzzCase:
         token = pick(choices, arena.refused_tokens)
     else:
         token = Text(1, 128).example(choices)
-    message = request(choices, "hello", token=token)
+    message = request(choices, "hello", token=token, fleet_key=ABSENT)
     return _case("forged_token", choices, encode(message, choices), {"bad_token"}, _ids(message), STRANGER)
+
+
+def forged_fleet_key(choices: Choices, arena: Arena) -> FuzzCase:
+    """A ``hello`` that claims to speak for a fleet with a key that is not the server's."""
+    message = request(choices, "hello", fleet_key=Text(1, MAX_FLEET_KEY_LENGTH).example(choices))
+    frame = encode(message, choices)
+    return _case("forged_fleet_key", choices, frame, {"bad_fleet_key"}, _ids(message), STRANGER)
 
 
 def bad_name(choices: Choices, arena: Arena) -> FuzzCase:
@@ -337,7 +344,7 @@ def bad_name(choices: Choices, arena: Arena) -> FuzzCase:
     else:
         name = pick(choices, (None, ABSENT))
     token = pick(choices, (None, ABSENT))
-    message = request(choices, "hello", name=name, token=token)
+    message = request(choices, "hello", name=name, token=token, fleet_key=ABSENT)
     return _case("bad_name", choices, encode(message, choices), {"bad_field"}, _ids(message), STRANGER)
 
 
@@ -480,7 +487,7 @@ def _case(
 BUILDERS: tuple[Builder, ...] = (
     not_json, truncated, unknown_type, bad_type, missing_field, unknown_field, wrong_value, bad_id,
     oversized, not_standard_json, broken_text, deep_nesting,
-    before_hello, forged_token, bad_name, second_hello, unknown_match, others_match,
+    before_hello, forged_token, forged_fleet_key, bad_name, second_hello, unknown_match, others_match,
     own_move, own_not_allowed, bad_chat, bad_create,
 )  # fmt: skip
 """Every way of going wrong, simple first (hypothesis shrinks towards the start of the list)."""
@@ -489,8 +496,9 @@ BUILDERS: tuple[Builder, ...] = (
 CASE_KINDS = frozenset({
     "not_json", "truncated", "unknown_type", "bad_type", "missing_field", "unknown_field", "wrong_value",
     "bad_id", "oversized", "not_standard_json", "invalid_utf8", "lone_surrogate", "deep_nesting",
-    "before_hello", "forged_token", "bad_name", "second_hello", "unknown_match", "spectator_action",
-    "outsider_action", "stale_ply", "illegal_move", "not_allowed", "bad_chat", "bad_create",
+    "before_hello", "forged_token", "forged_fleet_key", "bad_name", "second_hello", "unknown_match",
+    "spectator_action", "outsider_action", "stale_ply", "illegal_move", "not_allowed", "bad_chat",
+    "bad_create",
 })  # fmt: skip
 """The ``kind`` of every case :data:`BUILDERS` make."""
 

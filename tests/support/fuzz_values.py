@@ -20,6 +20,7 @@ from typing import Any, Protocol, TypeVar
 
 from server.protocol import (
     MAX_CHAT_LENGTH,
+    MAX_FLEET_KEY_LENGTH,
     MAX_MOVE_LENGTH,
     MAX_NAME_LENGTH,
     PV_MOVE_PATTERN,
@@ -383,7 +384,12 @@ OFFERS_AND_ENDINGS = ("resign", "draw.offer", "draw.accept", "draw.decline", "ab
 """The requests that take just a ``match_id``."""
 BOT = Record({"level": Integer(1, 99, required=True), "style": nullable(Identifier(32))})
 SCHEMAS: dict[str, dict[str, Field]] = {
-    "hello": {"name": nullable(NAME), "token": nullable(Text(1, 128)), "bot": Boolean()},
+    "hello": {
+        "name": nullable(NAME),
+        "token": nullable(Text(1, 128)),
+        "bot": Boolean(),
+        "fleet_key": nullable(Text(1, MAX_FLEET_KEY_LENGTH)),
+    },
     "lobby.subscribe": {},
     "lobby.unsubscribe": {},
     "match.create": {

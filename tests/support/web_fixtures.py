@@ -17,6 +17,7 @@ from bots.fleet import Fleet, FleetConfig
 from bots.pool import SearchPool
 from server.app import Server, running_server
 from server.config import ServerConfig
+from support.fixtures import FLEET_KEY
 from support.web import CHROMIUM_ARGS
 
 IN_MODULE_LOOP = pytest.mark.asyncio(loop_scope="module")
@@ -26,7 +27,9 @@ IN_MODULE_LOOP = pytest.mark.asyncio(loop_scope="module")
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def arena_server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Server]:
     database = tmp_path_factory.mktemp("web") / "arena.sqlite3"
-    config = ServerConfig(port=0, db_url=f"sqlite+aiosqlite:///{database}", grace_s=120.0)
+    config = ServerConfig(
+        port=0, db_url=f"sqlite+aiosqlite:///{database}", grace_s=120.0, fleet_key=FLEET_KEY
+    )
     async with running_server(config) as server:
         yield server
 
@@ -40,7 +43,9 @@ async def fleet(arena_server: Server) -> AsyncIterator[Fleet]:
         await arena_server.bus.publish(topic, payload, retain=True)
 
     async with SearchPool(1) as pool:
-        fleet = Fleet(pool, FleetConfig(idle_wait_s=None, max_games=16), announce=announce)
+        fleet = Fleet(
+            pool, FleetConfig(idle_wait_s=None, max_games=16, fleet_key=FLEET_KEY), announce=announce
+        )
         fleet.follow_server(arena_server.ws_url)
         async with fleet:
             yield fleet
