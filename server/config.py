@@ -13,6 +13,9 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 MAX_PORT = 65_535
 MAX_CONNECTIONS_PER_ADDRESS = 100
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})
+"""Listening addresses that mean every interface."""
 WEB_CLIENT_DIR = Path(__file__).resolve().parent.parent / "clients" / "web"
 
 
@@ -92,6 +95,10 @@ class ServerConfig:
     allowed_origins: tuple[str, ...] | None = None
     """Browser ``Origin`` values allowed to open a WebSocket; ``None``: this server's own URL only.
     Clients that send no Origin (bots, scripts) are always allowed."""
+    allowed_hosts: tuple[str, ...] = ()
+    """Host names an HTTP request (and the WebSocket handshake) may name in ``Host`` besides the public
+    URL's, the listening address's (and, listening on loopback or every interface, ``localhost``,
+    ``127.0.0.1`` and ``::1``) and the address the request reached; ``*`` allows any."""
     event_log_size: int = 256
     """Events kept per match for clients that reconnect; older gaps get a full state."""
     finished_ttl_s: float = 600.0

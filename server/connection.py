@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import http
 import itertools
 import logging
 import random
@@ -34,6 +36,7 @@ from websockets.http11 import Request, Response
 from websockets.protocol import CONNECTING, OPEN
 from websockets.server import ServerProtocol
 
+from server.http_headers import add_security_headers
 from server.protocol import ServerMessage, encode
 from server.storage.records import PlayerRecord
 
@@ -53,6 +56,16 @@ TASK_NAME = "plyarena-connection"
 _TOO_MANY: list[Frame] = []
 """In place of the fragments of a message that had too many: the rest of it is dropped."""
 _ids = itertools.count(1)
+
+
+class ArenaProtocol(ServerProtocol):
+    """websockets' server protocol, whose own answers carry our security headers too: every refusal it
+    makes (a request line or headers too long, a bad upgrade) is made by :meth:`reject`."""
+
+    def reject(self, status: http.HTTPStatus | int, text: str) -> Response:
+        response = super().reject(status, text)
+        add_security_headers(response.headers)
+        return response
 
 
 @dataclass(slots=True)
@@ -112,7 +125,7 @@ class Connection(asyncio.Protocol):
 
     def __init__(self, listener: Listener) -> None:
         self.listener = listener
-        self.protocol = ServerProtocol(
+        self.protocol = ArenaProtocol(
             origins=None, extensions=None, max_size=listener.max_size, logger=listener.logger
         )
         self.transport: asyncio.Transport | None = None
@@ -331,6 +344,8 @@ class Connection(asyncio.Protocol):
         if response.status_code == 101 and not listener.serving:
             response = protocol.reject(503, "Server is shutting down.\n")
         response.headers["Server"] = listener.server_header
+        if request.method == "HEAD":  # (its headers, Content-Length included, as GET's; no body)
+            response = dataclasses.replace(response, body=b"")
         return response
 
     def _open(self, request: Request, response: Response) -> None:

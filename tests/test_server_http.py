@@ -15,16 +15,25 @@ from support.play import decisive_game, open_match, play_moves
 from websockets.exceptions import InvalidStatus
 
 from server.app import Server
-from server.http import CONTENT_SECURITY_POLICY, content_security_policy
+from server.http_headers import CONTENT_SECURITY_POLICY, content_security_policy
 
 
 async def http_get(
-    server: Server, path: str, headers: dict[str, str] | list[tuple[str, str]] | None = None
+    server: Server,
+    path: str,
+    headers: dict[str, str] | list[tuple[str, str]] | None = None,
+    *,
+    method: str = "GET",
+    host: str | None = "",
+    version: str = "HTTP/1.1",
 ) -> tuple[int, dict[str, str], bytes]:
-    """A minimal HTTP/1.1 GET over a raw socket: status, headers (lower-cased names) and body. Headers
-    as a list may name one twice."""
+    """A minimal HTTP request over a raw socket (a GET unless ``method`` says otherwise): status, headers
+    (lower-cased names) and body. Headers as a list may name one twice. ``host`` is the Host header's
+    value (``""``: the server's public one; ``None``: none)."""
     reader, writer = await asyncio.open_connection(server.config.host, server.port)
-    lines = [f"GET {path} HTTP/1.1", f"Host: {urlsplit(server.http_url).netloc}"]
+    lines = [f"{method} {path} {version}"]
+    if host is not None:
+        lines.append(f"Host: {host or urlsplit(server.http_url).netloc}")
     pairs = headers.items() if isinstance(headers, dict) else headers or []
     lines += [f"{name}: {value}" for name, value in pairs]
     writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
