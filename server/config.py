@@ -91,7 +91,8 @@ class ServerConfig:
     metrics_networks: tuple[str, ...] = LOOPBACK_NETWORKS + PRIVATE_NETWORKS
     """Who may read ``/metrics``: a scraper on this host or the private network, not the internet."""
     max_write_buffer_bytes: int = 4 * 1024 * 1024
-    """A client that lets this much pile up unread is closed (code 1008) instead of growing memory."""
+    """A client that lets this much pile up unread is dropped instead of growing memory: the transport's
+    buffer and the kernel's send queue counted (its send buffer is held to a quarter of this)."""
     allowed_origins: tuple[str, ...] | None = None
     """Browser ``Origin`` values allowed to open a WebSocket; ``None``: this server's own URL only.
     Clients that send no Origin (bots, scripts) are always allowed."""
