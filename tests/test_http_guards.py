@@ -3,12 +3,14 @@ rebinding), no body for a HEAD, and the security headers, on websockets' own ref
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 
 from support.fixtures import StartServer
 from test_server_http import http_get
 
+from plyarena.commands import serve
 from server.app import Server
 from server.http_headers import SECURITY_HEADERS
 
@@ -58,9 +60,16 @@ async def test_a_request_without_a_host_is_refused_unless_it_is_http_1_0(arena: 
     assert status == 200, "a load balancer's health check"
 
 
-async def test_the_public_urls_host_and_the_hosts_allowed_are_answered(start_server: StartServer) -> None:
-    server = await start_server(public_url="https://play.example/i/a", allowed_hosts=("Arena.LAN",))
-    for host in ("play.example", "play.example:443", "arena.lan:8765", f"127.0.0.1:{server.port}"):
+async def test_the_public_urls_host_and_the_hosts_allowed_on_the_command_line_are_answered(
+    start_server: StartServer,
+) -> None:
+    parser = argparse.ArgumentParser()
+    serve.configure(parser)
+    args = ["--public-url", "https://play.example/i/a", "--allow-host", "Arena.LAN", "--allow-host", "b.lan"]
+    config = serve.config_from(parser.parse_args(args))
+    assert config.allowed_hosts == ("Arena.LAN", "b.lan")
+    server = await start_server(public_url=config.public_url, allowed_hosts=config.allowed_hosts)
+    for host in ("play.example", "play.example:443", "arena.lan:8765", "b.lan", f"127.0.0.1:{server.port}"):
         assert (await http_get(server, "/api/games", host=host))[0] == 200, host
     assert (await http_get(server, "/api/games", host="other.example"))[0] == 421
     anyone = await start_server(allowed_hosts=("*",))
