@@ -188,12 +188,13 @@ class Connection(asyncio.Protocol):
         transport = self.transport
         if transport is None:
             return
+        if transport.is_closing():  # (dropped: messages sent its way until it is gone go nowhere)
+            return
         buffered = transport.get_write_buffer_size()
         # (The kernel's queue asked only once ours holds anything: until then it is not full.)
         if buffered and buffered + unsent_bytes(transport) > self.max_buffer:
-            if not transport.is_closing():  # (once: messages sent its way until it is gone go nowhere)
-                log.warning("closing %s: more than %d bytes unread", self.remote_address, self.max_buffer)
-                transport.abort()
+            log.warning("closing %s: more than %d bytes unread", self.remote_address, self.max_buffer)
+            transport.abort()
             return
         if self.protocol.state is not OPEN:  # (closing: nothing more may be sent)
             return
