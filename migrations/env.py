@@ -19,7 +19,7 @@ from logging.config import fileConfig
 from alembic import context
 from sqlalchemy.engine import Connection
 
-from server.storage.engine import DATABASE_URL_ENV, create_engine, database_url
+from server.storage.engine import DATABASE_URL_ENV, check_sqlite_file, create_engine, database_url
 from server.storage.models import Base
 
 config = context.config
@@ -65,6 +65,7 @@ def run_migrations_offline() -> None:
 
 async def run_migrations_online() -> None:
     engine = create_engine(resolved_url(), pooled=False)
+    check_sqlite_file(engine)
     try:
         async with engine.connect() as connection:
             await connection.run_sync(run_migrations)

@@ -32,11 +32,11 @@ from server.addresses import AddressQuota, Allowance, parse_networks
 from server.bot_catalog import BotCatalog
 from server.bus import EventBus, bus_from_url
 from server.clock import TimeControl, describe
-from server.config import ServerConfig
+from server.config import LOOPBACK_HOSTS, WILDCARD_HOSTS, ServerConfig
 from server.connection import Connection
 from server.errors import ErrorCode, ProtocolError, ServerStartError, storage_failure
 from server.fair_use import ChatLimits, check_open_matches
-from server.http import HttpFront
+from server.http import HttpFront, host_name
 from server.ids import new_match_id
 from server.listener import Listener
 from server.live import Intent, MatchHost, player_info
@@ -163,6 +163,7 @@ class Server:
             self.config = replace(self.config, port=port)
             self.host.config = self.config
         self.http.allowed_origins = self._allowed_origins()
+        self.http.allowed_hosts = self._allowed_hosts()
         self.bus.announce_url(self.ws_url)
         restored = await self.host.restore()
         if restored:
@@ -229,9 +230,19 @@ class Server:
             return frozenset(origin.rstrip("/") for origin in self.config.allowed_origins)
         own = urlsplit(self.http_url)
         origins = {f"{own.scheme}://{own.netloc}"}
-        if self.config.host in ("127.0.0.1", "localhost", "::1"):
+        if self.config.host in LOOPBACK_HOSTS:
             origins |= {f"http://localhost:{self.port}", f"http://127.0.0.1:{self.port}"}
         return frozenset(origins)
+
+    def _allowed_hosts(self) -> frozenset[str] | None:
+        """Host names requests may name (see :attr:`ServerConfig.allowed_hosts`); ``None``: any."""
+        if "*" in self.config.allowed_hosts:
+            return None
+        names = {host_name(urlsplit(self.http_url).netloc), host_name(self.config.host)}
+        if self.config.host in LOOPBACK_HOSTS | WILDCARD_HOSTS:
+            names |= LOOPBACK_HOSTS
+        names |= {host_name(name) for name in self.config.allowed_hosts}
+        return frozenset(names - {""})
 
     # ----------------------------------------------------------------- connections
 

@@ -14,6 +14,9 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 MAX_PORT = 65_535
 MAX_CONNECTIONS_PER_ADDRESS = 100
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})
+"""Listening addresses that mean every interface."""
 WEB_CLIENT_DIR = Path(__file__).resolve().parent.parent / "clients" / "web"
 
 
@@ -126,10 +129,15 @@ class ServerConfig:
     metrics_networks: tuple[str, ...] = LOOPBACK_NETWORKS + PRIVATE_NETWORKS
     """Who may read ``/metrics``: a scraper on this host or the private network, not the internet."""
     max_write_buffer_bytes: int = 4 * 1024 * 1024
-    """A client that lets this much pile up unread is closed (code 1008) instead of growing memory."""
+    """A client that lets this much pile up unread is dropped instead of growing memory: the transport's
+    buffer and the kernel's send queue counted (its send buffer is held to a quarter of this)."""
     allowed_origins: tuple[str, ...] | None = None
     """Browser ``Origin`` values allowed to open a WebSocket; ``None``: this server's own URL only.
     Clients that send no Origin (bots, scripts) are always allowed."""
+    allowed_hosts: tuple[str, ...] = ()
+    """Host names an HTTP request (and the WebSocket handshake) may name in ``Host`` besides the public
+    URL's, the listening address's (and, listening on loopback or every interface, ``localhost``,
+    ``127.0.0.1`` and ``::1``) and the address the request reached; ``*`` allows any."""
     event_log_size: int = 256
     """Events kept per match for clients that reconnect; older gaps get a full state."""
     finished_ttl_s: float = 600.0

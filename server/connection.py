@@ -2,7 +2,10 @@
 through its public API, as websockets' own asyncio shell does (``websockets.asyncio.connection``).
 
 Sending never waits: a message is pushed into the write buffer at once (as ``websockets.broadcast``
-does), so a slow reader never holds up a match; one that lets too much pile up is dropped instead.
+does), so a slow reader never holds up a match; one that lets too much pile up is dropped instead. What
+piles up is counted where it lies: in the transport's buffer and in the kernel's send queue, which Linux
+would otherwise grow to 4 MiB of its own (``net.ipv4.tcp_wmem``) on top of ours, so the socket's send
+buffer is held to a quarter of the allowance.
 
 Each connection has one task, as a handler of websockets' own asyncio server has: it answers the opening
 handshake, then hands the server each message in turn (those that come meanwhile wait in a deque, made
@@ -21,9 +24,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import http
 import itertools
 import logging
 import random
+import socket
+import struct
+import sys
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -34,6 +42,7 @@ from websockets.http11 import Request, Response
 from websockets.protocol import CONNECTING, OPEN
 from websockets.server import ServerProtocol
 
+from server.http_headers import add_security_headers
 from server.protocol import ServerMessage, encode
 from server.storage.records import PlayerRecord
 
@@ -50,9 +59,28 @@ MAX_QUEUE_HIGH, MAX_QUEUE_LOW = 16, 4
 TASK_NAME = "plyarena-connection"
 """The name of every connection's task (a name given: "Task-N" would be formatted for each)."""
 
+if sys.platform == "linux":
+    import fcntl
+    import termios
+
+    UNSENT_QUERY: int | None = termios.TIOCOUTQ
+    """The ``ioctl`` that tells the bytes of a TCP socket's send queue (``SIOCOUTQ``)."""
+else:  # (elsewhere the kernel's part is bounded by the send buffer alone)
+    UNSENT_QUERY = None
+
 _TOO_MANY: list[Frame] = []
 """In place of the fragments of a message that had too many: the rest of it is dropped."""
 _ids = itertools.count(1)
+
+
+class ArenaProtocol(ServerProtocol):
+    """websockets' server protocol, whose own answers carry our security headers too: every refusal it
+    makes (a request line or headers too long, a bad upgrade) is made by :meth:`reject`."""
+
+    def reject(self, status: http.HTTPStatus | int, text: str) -> Response:
+        response = super().reject(status, text)
+        add_security_headers(response.headers)
+        return response
 
 
 @dataclass(slots=True)
@@ -113,7 +141,7 @@ class Connection(asyncio.Protocol):
 
     def __init__(self, listener: Listener) -> None:
         self.listener = listener
-        self.protocol = ServerProtocol(
+        self.protocol = ArenaProtocol(
             origins=None, extensions=None, max_size=listener.max_size, logger=listener.logger
         )
         self.transport: asyncio.Transport | None = None
@@ -163,10 +191,13 @@ class Connection(asyncio.Protocol):
         transport = self.transport
         if transport is None:
             return
-        if transport.get_write_buffer_size() > self.max_buffer:
-            if not transport.is_closing():  # (once: messages sent its way until it is gone go nowhere)
-                log.warning("closing %s: more than %d bytes unread", self.remote_address, self.max_buffer)
-                transport.abort()
+        if transport.is_closing():  # (dropped: messages sent its way until it is gone go nowhere)
+            return
+        buffered = transport.get_write_buffer_size()
+        # (The kernel's queue asked only once ours holds anything: until then it is not full.)
+        if buffered and buffered + unsent_bytes(transport) > self.max_buffer:
+            log.warning("closing %s: more than %d bytes unread", self.remote_address, self.max_buffer)
+            transport.abort()
             return
         if self.protocol.state is not OPEN:  # (closing: nothing more may be sent)
             return
@@ -201,6 +232,10 @@ class Connection(asyncio.Protocol):
             return
         self._opening = (key,)
         self._timer = asyncio.get_running_loop().call_later(listener.open_timeout, transport.abort)
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, max(self.max_buffer // 4, 4096))
 
     def data_received(self, data: bytes) -> None:
         protocol = self.protocol
@@ -334,6 +369,8 @@ class Connection(asyncio.Protocol):
         if response.status_code == 101 and not listener.serving:
             response = protocol.reject(503, "Server is shutting down.\n")
         response.headers["Server"] = listener.server_header
+        if request.method == "HEAD":  # (its headers, Content-Length included, as GET's; no body)
+            response = dataclasses.replace(response, body=b"")
         return response
 
     def _open(self, request: Request, response: Response) -> None:
@@ -444,6 +481,19 @@ class Connection(asyncio.Protocol):
             return data
         self._fail(CloseCode.MESSAGE_TOO_BIG, "too many fragments")
         return None
+
+
+def unsent_bytes(transport: asyncio.Transport) -> int:
+    """The bytes the kernel still holds for the peer (not sent yet, or not acknowledged); 0 where it
+    cannot tell (not Linux, not a TCP socket)."""
+    sock = transport.get_extra_info("socket")
+    if UNSENT_QUERY is None or sock is None:
+        return 0
+    try:
+        answer = fcntl.ioctl(sock.fileno(), UNSENT_QUERY, b"\0\0\0\0")
+    except OSError:
+        return 0
+    return int(struct.unpack("i", answer)[0])
 
 
 def push_to(connections: Iterable[Connection], data: bytes) -> None:

@@ -29,6 +29,7 @@ from server.bot_catalog import BotCatalog
 from server.connection import Connection
 from server.errors import ErrorCode
 from server.export import export_extension, export_text
+from server.http_headers import SECURITY_HEADERS, content_security_policy
 from server.metrics import Metrics
 from server.storage import (
     FINISHED_STATUSES,
@@ -115,10 +116,14 @@ class HttpFront:
         """The WebSocket URLs of the other instances known: a page may follow a match to them."""
         self.allowed_origins: frozenset[str] | None = frozenset()
         """Browser origins that may open a WebSocket (``None``: any); clients that send none always may."""
+        self.allowed_hosts: frozenset[str] | None = frozenset()
+        """Host names a request may name in its ``Host`` header (``None``: any), besides the address it
+        reached: a page of another site whose name was made to point here (DNS rebinding) names its own."""
 
     async def __call__(self, connection: Connection, request: Request) -> Response | None:
         url = urlsplit(request.path)
         try:
+            self._check_host(connection, request)
             if url.path == WEBSOCKET_PATH:
                 self._check_upgrade(connection, request.headers)
                 return None
@@ -151,6 +156,24 @@ class HttpFront:
         if _is_api(path):
             return await self._api(parts[1:], query, headers)
         return self._static(path, headers)
+
+    def _check_host(self, connection: Connection, request: Request) -> None:
+        """Refuse a request for a host this server is not (421), or one that names none (400; only
+        HTTP/1.0 may, as load balancers' health checks do, and no browser)."""
+        header = request.headers.get("Host")
+        if header is None:
+            if request.protocol == "HTTP/1.0":
+                return
+            message = "an HTTP/1.1 request must name its host: send a Host header"
+            raise HttpError(http.HTTPStatus.BAD_REQUEST, ErrorCode.BAD_FIELD, message)
+        name = host_name(header)
+        if self.allowed_hosts is None or name in self.allowed_hosts:
+            return
+        reached = connection.transport.get_extra_info("sockname") if connection.transport else None
+        if isinstance(reached, tuple) and name == str(reached[0]).lower():
+            return
+        message = f"this server does not answer for the host {header!r} (see the serve option --allow-host)"
+        raise HttpError(http.HTTPStatus.MISDIRECTED_REQUEST, ErrorCode.NOT_ALLOWED, message)
 
     def _check_upgrade(self, connection: Connection, headers: Headers) -> None:
         """Refuse a WebSocket from a browser page of another site, or from a client holding its fill."""
@@ -295,6 +318,17 @@ class HttpFront:
         return _response(http.HTTPStatus.OK, candidate.read_bytes(), content_type)
 
 
+def host_name(host: str) -> str:
+    """The name in a ``Host`` header or a URL's authority, as compared: no port, no brackets around an
+    IPv6 address, lower case, no trailing dot (``Arena.Example.:443`` is ``arena.example``); ``""`` for
+    one that is not a host and port."""
+    try:
+        name = urlsplit(f"//{host}").hostname
+    except ValueError:  # (an unclosed bracket)
+        return ""
+    return (name or "").rstrip(".")
+
+
 def _games_json() -> list[dict[str, Any]]:
     """The games this server plays, as ``/api/games`` lists them."""
     return [
@@ -403,38 +437,12 @@ def _bad_query(message: str) -> HttpError:
     return HttpError(http.HTTPStatus.BAD_REQUEST, ErrorCode.BAD_FIELD, message)
 
 
-def content_security_policy(peer_urls: Iterable[str] = ()) -> str:
-    """What a page of ours may load and who may frame it: only this server's own files, its WebSocket and
-    those of the other instances in ``peer_urls`` (each as its scheme, host and port, and only if that is
-    all plain), no inline script, and no framing (the match page has resign and abort buttons to trick a
-    click onto)."""
-    sources = ["'self'"]
-    for url in peer_urls:
-        parts = urlsplit(url)
-        if parts.scheme in ("ws", "wss") and PLAIN_HOST.fullmatch(parts.netloc):
-            sources.append(f"{parts.scheme}://{parts.netloc}")
-    return (
-        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-        f"connect-src {' '.join(sorted(set(sources)))}; "
-        "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-    )
-
-
-PLAIN_HOST = re.compile(r"[A-Za-z0-9.\-]+(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?")
-"""A host and port as a policy may name them: nothing that could end a source or a directive."""
-CONTENT_SECURITY_POLICY = content_security_policy()
-
-
 def _response(status: http.HTTPStatus, body: bytes, content_type: str) -> Response:
     headers = Headers(
         [
             ("Content-Type", content_type),
             ("Content-Length", str(len(body))),
-            ("Cache-Control", "no-store"),
-            ("X-Content-Type-Options", "nosniff"),
-            ("Content-Security-Policy", CONTENT_SECURITY_POLICY),
-            ("X-Frame-Options", "DENY"),
-            ("Referrer-Policy", "same-origin"),
+            *SECURITY_HEADERS,
             ("Connection", "close"),
         ]
     )

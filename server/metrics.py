@@ -18,7 +18,9 @@ samples it by sleeping again and again and recording each wake-up's overshoot.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -147,6 +149,8 @@ class Metrics:
                     header=generation == 0,
                 )
             )
+        for name, help_text, value in process_figures():
+            metric(name, "gauge", help_text, [("", value)])
         if writes is not None:
             metric(
                 "plyarena_store_transactions_total",
@@ -169,6 +173,25 @@ class Metrics:
                 )
             )
         return "\n".join(lines) + "\n"
+
+
+def process_figures() -> list[tuple[str, str, float]]:
+    """The process's open file descriptors, their limit and its resident memory, by Prometheus' usual
+    names, each where the system tells it (Linux's /proc; elsewhere the limit alone, or nothing): when
+    connections pile up, descriptors run out first."""
+    figures: list[tuple[str, str, float]] = []
+    with contextlib.suppress(OSError):
+        figures.append(("process_open_fds", "Open file descriptors.", len(os.listdir("/proc/self/fd"))))
+    with contextlib.suppress(ImportError, OSError, ValueError):
+        import resource  # (Unix only)
+
+        soft_limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        if soft_limit != resource.RLIM_INFINITY:
+            figures.append(("process_max_fds", "The most file descriptors it may open.", soft_limit))
+    with contextlib.suppress(OSError, ValueError, IndexError), open("/proc/self/statm", "rb") as statm:
+        resident = int(statm.read().split()[1]) * os.sysconf("SC_PAGESIZE")
+        figures.append(("process_resident_memory_bytes", "Resident memory.", resident))
+    return figures
 
 
 async def measure_loop_lag(lag: Histogram, interval_s: float = LOOP_LAG_INTERVAL_S) -> None:

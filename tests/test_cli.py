@@ -111,7 +111,7 @@ def test_a_bad_setting_in_the_environment_stops_serve_before_it_starts(
 def test_a_database_that_cannot_be_opened_is_said_in_one_line(tmp_path: Path, problem: str) -> None:
     """In a process of its own: the whole of what it prints, threads' last words included."""
     if problem == "missing directory":
-        path, reason = tmp_path / "missing" / "arena.sqlite3", "unable to open database file"
+        path, reason = tmp_path / "missing" / "arena.sqlite3", "No such file or directory"
     else:
         path, reason = tmp_path / "notes.txt", "file is not a database"
         path.write_text("not a database at all, but long enough to have a header's worth of bytes " * 4)

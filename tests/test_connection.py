@@ -6,7 +6,10 @@ quiet connections only; a close that says 1001; the openings cap."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import logging
+import struct
+import termios
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -235,6 +238,31 @@ async def test_pushing_to_a_reader_that_stopped_reading_aborts_it_past_max_buffe
             client.transport.abort()
     warnings = [record for record in caplog.records if "bytes unread" in record.getMessage()]
     assert len(warnings) == 1
+
+
+async def test_a_reader_that_never_reads_is_cut_once_the_server_holds_max_buffer_for_it() -> None:
+    """What the server holds for it counts the kernel's send queue too, which Linux would grow by some
+    4 MiB of its own; the bytes the client's kernel has taken are the client's to hold."""
+    reader, limit = Reader(), 1 << 20
+    async with reading(reader, max_buffer=limit) as client:
+        client.transport.pause_reading()
+        client_socket = client.transport.get_extra_info("socket")
+        async with asyncio.timeout(5):
+            while not reader.connections:
+                await asyncio.sleep(0.01)
+        connection = reader.connection
+        transport = connection.transport
+        assert transport is not None
+        message, sent, held = b"x" * 1000, 0, 0
+        while not transport.is_closing() and sent < 16 * limit:
+            taken = struct.unpack("i", fcntl.ioctl(client_socket.fileno(), termios.FIONREAD, b"\0" * 4))[0]
+            held = sent - taken
+            connection.push(message)
+            sent += len(message) + 4  # (and its frame's header)
+            await asyncio.sleep(0)
+        assert transport.is_closing()
+        client.transport.abort()
+    assert limit - 64 * 1024 < held <= limit, f"cut with {held} bytes held, past {limit}"
 
 
 async def test_nothing_is_sent_once_the_closing_handshake_has_begun() -> None:

@@ -6,6 +6,7 @@ import asyncio
 import gc
 import json
 import logging
+import resource
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -15,16 +16,25 @@ from support.play import decisive_game, open_match, play_moves
 from websockets.exceptions import InvalidStatus
 
 from server.app import Server
-from server.http import CONTENT_SECURITY_POLICY, content_security_policy
+from server.http_headers import CONTENT_SECURITY_POLICY, content_security_policy
 
 
 async def http_get(
-    server: Server, path: str, headers: dict[str, str] | list[tuple[str, str]] | None = None
+    server: Server,
+    path: str,
+    headers: dict[str, str] | list[tuple[str, str]] | None = None,
+    *,
+    method: str = "GET",
+    host: str | None = "",
+    version: str = "HTTP/1.1",
 ) -> tuple[int, dict[str, str], bytes]:
-    """A minimal HTTP/1.1 GET over a raw socket: status, headers (lower-cased names) and body. Headers
-    as a list may name one twice."""
+    """A minimal HTTP request over a raw socket (a GET unless ``method`` says otherwise): status, headers
+    (lower-cased names) and body. Headers as a list may name one twice. ``host`` is the Host header's
+    value (``""``: the server's public one; ``None``: none)."""
     reader, writer = await asyncio.open_connection(server.config.host, server.port)
-    lines = [f"GET {path} HTTP/1.1", f"Host: {urlsplit(server.http_url).netloc}"]
+    lines = [f"{method} {path} {version}"]
+    if host is not None:
+        lines.append(f"Host: {host or urlsplit(server.http_url).netloc}")
     pairs = headers.items() if isinstance(headers, dict) else headers or []
     lines += [f"{name}: {value}" for name, value in pairs]
     writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
@@ -243,6 +253,25 @@ async def test_metrics_count_connections_moves_errors_and_commits(arena: Server,
     assert samples['plyarena_errors_total{code="stale_ply"}'] == "1"
     assert int(samples["plyarena_commit_seconds_count"]) >= 2
     assert samples['plyarena_commit_seconds_bucket{le="+Inf"}'] == samples["plyarena_commit_seconds_count"]
+
+
+async def test_metrics_tell_the_processs_descriptors_their_limit_and_its_resident_memory(
+    arena: Server, connect: Connect
+) -> None:
+    """As /proc tells them: a connection holds a descriptor."""
+
+    async def samples() -> dict[str, float]:
+        body = (await http_get(arena, "/metrics"))[2].decode()
+        lines = (line.rsplit(" ", 1) for line in body.splitlines() if line.startswith("process_"))
+        return {name: float(value) for name, value in lines}
+
+    before = await samples()
+    await connect.player(arena, "Alice")
+    after = await samples()
+    assert after["process_open_fds"] >= before["process_open_fds"] + 1, "its socket"
+    limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    assert after["process_max_fds"] == limit > after["process_open_fds"]
+    assert 10 * 2**20 < after["process_resident_memory_bytes"] < 4 * 2**30
 
 
 async def test_metrics_time_every_garbage_collection_by_generation(arena: Server) -> None:

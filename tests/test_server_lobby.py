@@ -663,3 +663,24 @@ def test_warnings_about_bad_messages_come_once_a_minute_counting_the_rest(
         "dropped a bad message on topic/60: bad (5 more since the last warning)",
         "dropped a bad message on topic/120: bad (5 more since the last warning)",
     ]
+
+
+async def test_a_lobby_subscriber_that_never_reads_is_dropped_at_the_write_allowance(
+    start_server: StartServer, connect: Connect
+) -> None:
+    """Updates pile up for it, on the server and in the kernel's send queue; past the allowance (here
+    256 KiB) it is dropped, and the others read on."""
+    server = await start_server(max_write_buffer_bytes=256 * 1024)
+    lurker = await connect.player(server, "Lurker")
+    reader = await connect.player(server, "Reader")
+    for client in (lurker, reader):
+        await client.request("lobby.subscribe")
+    lurker.websocket.transport.pause_reading()
+    for n in range(5000):
+        server.lobby.show(crowd_entry(server, f"flood{n:05d}", n, "open", None))
+        await asyncio.sleep(0)
+        if server.metrics.connections == 1:
+            break
+    assert server.metrics.connections == 1, "the lurker is gone"
+    await reader.expect(type_="lobby.update", where=about(f"flood{n:05d}"))
+    assert n > 256 * 1024 // 1000, "not before some 256 KiB were sent its way"

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -607,3 +610,17 @@ def test_an_error_is_the_database_unavailable_by_its_sqlstate(sqlstate: str, una
     driver_error = DriverError("refused")
     driver_error.sqlstate = sqlstate  # type: ignore[attr-defined]
     assert is_unavailable(DBAPIError("SELECT 1", {}, driver_error)) is unavailable
+
+
+async def test_a_new_sqlite_file_and_its_wal_and_shm_are_for_their_owner_only(tmp_path: Path) -> None:
+    """They hold token hashes and private matches: 0600, whatever the umask would have allowed."""
+    path = tmp_path / "private.sqlite3"
+    previous = os.umask(0o022)
+    try:
+        async with await Store.open(f"sqlite+aiosqlite:///{path}") as store:
+            await new_player(store, "Alice")
+            files = [path, Path(f"{path}-wal"), Path(f"{path}-shm")]
+            modes = {file.name: stat.S_IMODE(file.stat().st_mode) for file in files}
+    finally:
+        os.umask(previous)
+    assert modes == {file.name: 0o600 for file in files}

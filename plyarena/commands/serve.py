@@ -18,6 +18,7 @@ from server.config import (
     DEFAULT_HOST,
     DEFAULT_PORT,
     MAX_CONNECTIONS_PER_ADDRESS,
+    WILDCARD_HOSTS,
     ServerConfig,
     check_instance_id,
     new_instance_id,
@@ -110,6 +111,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="a browser origin allowed to connect (repeatable; '*' for any; default: this server's URL)",
     )
     parser.add_argument(
+        "--allow-host",
+        action="append",
+        metavar="NAME",
+        help="a host name requests may name in their Host header besides the public URL's and the "
+        "listening address's (repeatable; '*' for any)",
+    )
+    parser.add_argument(
         "--max-connections-per-address",
         type=options.non_negative_int,
         default=MAX_CONNECTIONS_PER_ADDRESS,
@@ -157,6 +165,7 @@ def config_from(args: argparse.Namespace) -> ServerConfig:
         lease_s=args.lease,
         adoption_check_s=ADOPTION_CHECK_S,
         allowed_origins=tuple(args.allow_origin) if args.allow_origin else None,
+        allowed_hosts=tuple(args.allow_host or ()),
         max_connections_per_address=args.max_connections_per_address,
         fleet_key=options.fleet_key(args.fleet_key_file),
         **_networks_given(args),
@@ -180,9 +189,6 @@ def run(args: argparse.Namespace) -> int:
     if (warning := unreachable_url_warning(config)) is not None:
         logging.getLogger("plyarena.serve").warning(warning)
     return eventloop.run(serve_until_stopped(config))
-
-
-WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})
 
 
 def unreachable_url_warning(config: ServerConfig) -> str | None:

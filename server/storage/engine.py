@@ -103,9 +103,12 @@ def sqlite_file(engine: AsyncEngine) -> str | None:
 def check_sqlite_file(engine: AsyncEngine) -> None:
     """Open an SQLite file once, directly, so that one that cannot be opened (a missing directory, a
     file that is not a database) fails here. Failing first in aiosqlite's thread, it would also print
-    that thread's traceback once the event loop has gone."""
+    that thread's traceback once the event loop has gone. A new file is made readable by its owner only:
+    it holds players' token hashes and private matches (SQLite gives its -wal and -shm files its mode)."""
     path = sqlite_file(engine)
     if path is not None:
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         with contextlib.closing(sqlite3.connect(path)) as connection:
             connection.execute("PRAGMA schema_version")  # reads the header: "file is not a database"
 
