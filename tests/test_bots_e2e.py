@@ -393,7 +393,7 @@ async def test_bots_resume_their_game_after_the_server_restarts(
     tmp_path: Path, pool: WatchedPool, start_fleet: StartFleet
 ) -> None:
     config = ServerConfig(port=0, db_url=f"sqlite+aiosqlite:///{tmp_path / 'restart.sqlite3'}",
-                          instance_id="bots-restart", grace_s=30.0)  # fmt: skip
+                          instance_id="bots-restart", grace_s=30.0, fleet_key=FLEET_KEY)  # fmt: skip
     async with contextlib.AsyncExitStack() as stack:
         async with running_server(config) as server:
             config = replace(config, port=server.port)
@@ -434,7 +434,8 @@ async def test_after_the_server_restarts_each_connection_of_a_busy_bot_plays_on_
     tmp_path: Path, pool: WatchedPool, start_fleet: StartFleet
 ) -> None:
     config = ServerConfig(port=0, db_url=f"sqlite+aiosqlite:///{tmp_path / 'restart.sqlite3'}",
-                          instance_id="bots-restart-shards", grace_s=30.0)  # fmt: skip
+                          instance_id="bots-restart-shards", grace_s=30.0,
+                          fleet_key=FLEET_KEY)  # fmt: skip
     games = GAMES_PER_CONNECTION + 1
     spec = BotSpec.of("tictactoe", 1)
     gate = asyncio.Event()  # the host holds its moves until the server is back
