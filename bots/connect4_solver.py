@@ -191,5 +191,5 @@ Search: SearchFactory = CompiledSearch or PythonSearch
 """The search that :func:`solve`, :func:`analyze` and :class:`WeakSolver` run unless told otherwise."""
 
 NODES_PER_MS = 5_000 if Search is CompiledSearch else 50
-"""The speed of :data:`Search` on positions with a dozen stones (5,000 to 7,000 a millisecond measured
-compiled; about 150 in Python, halved for a cautious 50): it turns a level's time into a node budget."""
+"""About the speed of :data:`Search` on positions with a dozen stones (the Python one's halved, to be
+cautious): it turns a level's time into the solver's node budget."""
