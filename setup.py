@@ -27,7 +27,14 @@ HEADERS = {
     ],
     "bots._kernel": [
         f"bots/kernel/{name}.h"
-        for name in ("kernel", "negamax", "searcher_type", "checkers_history", "othello_endgame")
+        for name in (
+            "kernel",
+            "small_moves",
+            "negamax",
+            "searcher_type",
+            "checkers_history",
+            "othello_endgame",
+        )
     ],
 }
 

@@ -208,31 +208,6 @@ static uint64_t key_hash(const Key *key)
     return hash_int(*key); /* below 2**49: hash(key) is the key itself */
 }
 
-static int same_move(const Move *first, const Move *second)
-{
-    return *first == *second;
-}
-
-static int64_t *history_slot(History *history, int side, const Move *move)
-{
-    return &history->counts[side][*move];
-}
-
-static void history_clear(History *history)
-{
-    memset(history, 0, sizeof(*history));
-}
-
-static int history_init(History *history)
-{
-    history_clear(history);
-    return 0;
-}
-
-static void history_free(History *Py_UNUSED(history))
-{
-}
-
 static long long perft(Position *position, int depth)
 {
     if (depth == 0) {
@@ -250,11 +225,6 @@ static long long perft(Position *position, int depth)
         total += perft(&child, depth - 1);
     }
     return total;
-}
-
-static PyObject *move_to_python(const Move *move)
-{
-    return PyLong_FromLong(*move);
 }
 
 /* bots/speedups.py's state of a ConnectFour: (current, mask). */
@@ -275,14 +245,11 @@ static int position_from_state(PyObject *state, Position *position, int Py_UNUSE
     return 0;
 }
 
-static void release_position(Position *Py_UNUSED(position))
-{
-}
-
 static int game_init(void)
 {
     return 0;
 }
 
+#include "small_moves.h"
 #include "negamax.h"
 #include "searcher_type.h"
