@@ -160,8 +160,10 @@ class MatchHost:
         """Rebuild every open and live match this instance hosted before it stopped, or of them those in
         ``only`` (matches just taken over from an instance whose lease lapsed); how many."""
         restored = 0
-        for record in await self.store.unfinished_matches(self.config.instance_id, last_chat=CHAT_KEPT):
-            if (only is not None and record.id not in only) or record.id in self.matches:
+        for record in await self.store.unfinished_matches(
+            self.config.instance_id, last_chat=CHAT_KEPT, only=only
+        ):
+            if record.id in self.matches:
                 continue
             game = GAMES.get(record.game)
             if record.status == OPEN and len(record.seats) == 2:

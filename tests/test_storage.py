@@ -290,6 +290,8 @@ async def test_unfinished_matches_are_what_a_restarted_instance_restores(databas
         assert live.seats == (seat_of(0, ada), seat_of(1, bob))
         assert [match.id for match in await restarted.unfinished_matches("beta")] == ["live-b"]
         assert await restarted.unfinished_matches("gamma") == []
+        adopted = await restarted.unfinished_matches("alpha", only={"live-a", "done-a", "live-b"})
+        assert [match.id for match in adopted] == ["live-a"]  # (the ids taken over: unfinished, of alpha)
     finally:
         await restarted.close()
 
@@ -327,6 +329,8 @@ async def test_a_restored_match_gets_its_last_chat_lines_oldest_first(database_u
         assert restored["quiet"].chat == ()
         assert [line.text for line in restored["few"].chat] == [SQL_LOOKING]
         assert all(match.chat == () for match in await restarted.unfinished_matches("alpha"))
+        only_few = await restarted.unfinished_matches("alpha", last_chat=5, only=["few"])
+        assert [(match.id, match.chat_count) for match in only_few] == [("few", 1)]
         finished = await restarted.get_match("done")
         assert finished is not None and finished.chat == ()  # records of played matches leave chat out
     finally:

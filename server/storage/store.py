@@ -37,7 +37,7 @@ import asyncio
 import logging
 import sqlite3
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Self
@@ -227,19 +227,22 @@ class Store:
 
     # ------------------------------------------------------------------- reads
 
-    async def unfinished_matches(self, host: str, *, last_chat: int = 0) -> list[MatchRecord]:
-        """The open and live matches hosted by instance ``host``, oldest first, with seats, moves and
-        each match's last ``last_chat`` chat lines and the count of all its lines (read for all of them
-        in one query)."""
+    async def unfinished_matches(
+        self, host: str, *, last_chat: int = 0, only: Collection[str] | None = None
+    ) -> list[MatchRecord]:
+        """The open and live matches hosted by instance ``host`` (of them, those whose ids are in ``only``,
+        when given), oldest first, with seats, moves and each match's last ``last_chat`` chat lines and the
+        count of all its lines (read for all of them in one query)."""
+        hosted = _unfinished_on(host, only)
         statement = (
             _with_seats(select(MatchRow))
             .options(selectinload(MatchRow.moves))
-            .where(MatchRow.host == host, MatchRow.status.in_(UNFINISHED_STATUSES))
+            .where(*hosted)
             .order_by(MatchRow.created_at, MatchRow.id)
         )
         async with self._reading("unfinished matches"), self._sessions() as session:
             rows = (await session.scalars(statement)).all()
-            chat = await self._last_chat(session, host, last_chat) if rows and last_chat > 0 else {}
+            chat = await self._last_chat(session, hosted, last_chat) if rows and last_chat > 0 else {}
         return [
             msgspec.structs.replace(
                 _match_record(row, with_moves=True),
@@ -251,9 +254,9 @@ class Store:
 
     @staticmethod
     async def _last_chat(
-        session: AsyncSession, host: str, last: int
+        session: AsyncSession, hosted: list[ColumnElement[bool]], last: int
     ) -> dict[str, tuple[list[ChatRecord], int]]:
-        """The last ``last`` chat lines of each unfinished match of ``host``, oldest first, and how many it
+        """The last ``last`` chat lines of each match that ``hosted`` selects, oldest first, and how many it
         has in all, by match."""
         newest_first = (
             func.row_number()
@@ -264,7 +267,7 @@ class Store:
         ranked = (
             select(ChatLineRow, newest_first, in_all)
             .join(MatchRow, MatchRow.id == ChatLineRow.match_id)
-            .where(MatchRow.host == host, MatchRow.status.in_(UNFINISHED_STATUSES))
+            .where(*hosted)
             .subquery()
         )
         lines = aliased(ChatLineRow, ranked)
@@ -408,6 +411,14 @@ def _listed_matches(
     if player_id is not None:
         statement = statement.where(MatchRow.id.in_(_seated(player_id)))
     return statement.order_by(MatchRow.created_at.desc(), MatchRow.id.desc())
+
+
+def _unfinished_on(host: str, only: Collection[str] | None) -> list[ColumnElement[bool]]:
+    """What selects the open and live matches of ``host``, or of them those in ``only``."""
+    hosted = [MatchRow.host == host, MatchRow.status.in_(UNFINISHED_STATUSES)]
+    if only is not None:
+        hosted.append(MatchRow.id.in_(only))
+    return hosted
 
 
 def _visible_to(private_of: str | None) -> ColumnElement[bool]:
