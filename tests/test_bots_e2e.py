@@ -240,8 +240,9 @@ async def test_a_full_fleet_says_so_and_seats_the_waiting_lobby_when_a_game_ends
 
 
 async def test_a_waiting_request_is_told_its_new_place_in_line_as_the_line_moves(
-    arena: Server, connect: Connect, start_fleet: StartFleet
+    start_server: StartServer, connect: Connect, start_fleet: StartFleet
 ) -> None:
+    arena = await start_server(max_bot_games=3)  # (one person's three requests: past the default cap)
     await start_fleet(server=arena, max_games=1)
     alice = await connect.player(arena, "Alice")
     first = await alice.request("match.create", game="connect4", seat=0, bot={"level": 1})
