@@ -418,13 +418,12 @@ class Server:
         check_open_matches(self.config, self.host, connection.player.id, public, address_key)
         seat = self.rng.choice((0, 1)) if request.seat == "random" else request.seat
         match = Match.open(new_match_id(), game, options, self.config.grace_s)
-        with self.bot_games.asked(connection.player, request.bot is not None):
+        with self.bot_games.asked(connection, request.bot is not None):
             await self.host.create(match, connection, seat, request.id, address_key)
 
     async def _join(self, connection: Connection, request: protocol.JoinMatch) -> None:
         live = await self.host.get(request.match_id)
-        assert connection.player is not None
-        with self.bot_games.asked(connection.player, seats_a_bot(live.match)):
+        with self.bot_games.asked(connection, seats_a_bot(live.match)):
             await self.host.join(live, connection, request.seat, request.id)
 
     async def _watch(self, connection: Connection, request: protocol.WatchMatch) -> None:
@@ -461,7 +460,7 @@ class Server:
         if isinstance(request, protocol.SendChat):
             intent = self.chat_limits.guard(intent, player.id, request.match_id)
         elif isinstance(request, protocol.OfferRematch | protocol.AcceptRematch):
-            intent = self.bot_games.guard_rematch(intent, player)
+            intent = self.bot_games.guard_rematch(intent, connection)
         return self.host.act(request.match_id, intent, connection, request.id, resend)
 
 

@@ -97,11 +97,12 @@ class ServerConfig:
     """... and public ones opened from one client address (see :attr:`max_connections_per_address`), by all
     its players together: one person with many players cannot fill the lobby either. 0: no cap."""
     max_bot_games: int = 2
-    """Games a person may play against bots at once, the ones whose bot request still waits counted (one
-    person must not hold a fleet's every bot); 0: no cap. Bot players are not held to it."""
+    """Games a player may play against bots at once, the ones whose bot request still waits counted (one
+    person must not hold a fleet's every bot); 0: no cap. A trusted fleet's connections are not held to it."""
     bot_idle_untimed_s: float | None = 120.0
-    """How long the person of an untimed game against a bot may leave their turn unplayed before the game
-    ends and frees the bot (aborted if they never moved, else lost: :mod:`server.stalls`); ``None``: never."""
+    """How long the player to move in an untimed game against a bot may leave their turn unplayed before the
+    game ends and frees the bot (aborted if they never moved, else lost: :mod:`server.stalls`); ``None``:
+    never."""
     chat_rate_per_s: float = 1.0
     """Chat lines a player may sustain per second, from all their connections together ..."""
     chat_burst: int = 10

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 
 from server.addresses import Allowance
 from server.config import ServerConfig
+from server.connection import Connection
 from server.errors import ErrorCode, ProtocolError
 from server.live import Intent, MatchHost
 from server.match import Match
 from server.steps import Step
-from server.storage import PlayerRecord
 
 
 @dataclass(slots=True)
@@ -126,39 +126,41 @@ class BotGameCap:
         playing = sum(plays_a_bot(match, player_id) for match in matches if match.id != besides)
         return playing + self.asking[player_id]
 
-    def check(self, player: PlayerRecord, besides: str | None = None) -> None:
-        """Refuse ``too_many_bot_games`` another bot game to a person who plays the most they may."""
-        if not self.cap or player.is_bot or self.count(player.id, besides) < self.cap:
-            return
-        raise ProtocolError(
-            ErrorCode.TOO_MANY_BOT_GAMES,
-            f"you play {self.cap} games against bots (or wait for their bots), the most you may at once: "
-            "finish one, or leave the match that waits for its bot, first",
-        )
+    def check(self, player_id: str, besides: str | None = None) -> None:
+        """Refuse ``too_many_bot_games`` another bot game to a player who plays the most they may."""
+        if self.cap and self.count(player_id, besides) >= self.cap:
+            raise ProtocolError(
+                ErrorCode.TOO_MANY_BOT_GAMES,
+                f"you play {self.cap} games against bots (or wait for their bots), the most you may at "
+                "once: finish one, or leave the match that waits for its bot, first",
+            )
 
     @contextlib.contextmanager
-    def asked(self, player: PlayerRecord, wants_a_bot: bool) -> Iterator[None]:
+    def asked(self, asker: Connection, wants_a_bot: bool) -> Iterator[None]:
         """Check the cap for a request that, if ``wants_a_bot``, makes another bot game (a ``match.create``
-        asking for a bot, a ``match.join`` into a bot's match), and count it while the block runs."""
-        if not wants_a_bot or player.is_bot:
+        asking for a bot, a ``match.join`` into a bot's match), and count it while the block runs. A
+        trusted fleet's connections are not held to it: ``bot: true`` alone exempts no one."""
+        player_id = asker.player_id
+        if not wants_a_bot or asker.trusted_fleet or player_id is None:
             yield
             return
-        self.check(player)
-        self.asking[player.id] += 1
+        self.check(player_id)
+        self.asking[player_id] += 1
         try:
             yield
         finally:
-            self.asking[player.id] -= 1
-            if not self.asking[player.id]:
-                del self.asking[player.id]
+            self.asking[player_id] -= 1
+            if not self.asking[player_id]:
+                del self.asking[player_id]
 
-    def guard_rematch(self, offer: Callable[..., Step], player: PlayerRecord) -> Intent:
+    def guard_rematch(self, offer: Callable[..., Step], asker: Connection) -> Intent:
         """The intent of ``offer`` (a partial :meth:`Match.offer_rematch` or :meth:`Match.accept_rematch`),
         refused past the cap in a bot game: the rematch is another game against the bot."""
+        player_id = asker.player_id
 
         def guarded(match: Match, /, *, now: float) -> Step:
-            if seats_a_bot(match):
-                self.check(player, besides=match.id)
+            if player_id is not None and not asker.trusted_fleet and seats_a_bot(match):
+                self.check(player_id, besides=match.id)
             step: Step = offer(match, now=now)
             return step
 

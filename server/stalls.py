@@ -1,11 +1,13 @@
-"""Stalled bot games: a person who stops moving against a bot ends the game, so that the bot is free again.
+"""Stalled bot games: a player who stops moving in a game against a bot ends it, so the bot is free again.
 
 A fleet plays a bounded number of games at once, so an untimed game whose person never moves would hold
-one of its bots for ever. As on Lichess, such a game ends once the person has let ``idle_s`` pass on
-their turn: it is aborted (nobody wins) if they never made a move in it, and they lose it if they did.
-A timed game needs no rule of its own: the person's clock runs on their turn and flags them as in any
-game. Pure, like :mod:`server.match`: the live shell asks :func:`deadline` when to look, and :func:`tick`
-what time decides.
+one of its bots for ever. As on Lichess, such a game ends once the player to move has let ``idle_s``
+pass on their turn: it is aborted (nobody wins) if they never made a move in it, and they lose it if they
+did. The rule holds for whoever is to move in an untimed game where a bot (a player who said ``bot:
+true``) holds a seat: a person, or a client that calls itself a bot to play a fleet's bot (a fleet's own
+bots move in seconds). A timed game needs no rule of its own: the clock of the player to move runs and
+flags them as in any game. Pure, like :mod:`server.match`: the live shell asks :func:`deadline` when to
+look, and :func:`tick` what time decides.
 """
 
 from __future__ import annotations
@@ -14,23 +16,18 @@ from server.match import ABORTED, FINISHED, LIVE, Match
 from server.steps import Finish, Step
 
 
-def person_against_bot(match: Match) -> int | None:
-    """The seat of the person in a game between a person and a bot; ``None`` in any other game."""
+def against_a_bot(match: Match) -> bool:
+    """Whether both seats of ``match`` are taken and a bot holds one of them."""
     first, second = match.seats
-    if first is None or second is None or first.bot == second.bot:
-        return None
-    return 1 if first.bot else 0
+    return first is not None and second is not None and (first.bot or second.bot)
 
 
 def stall_deadline(match: Match, idle_s: float | None) -> float | None:
-    """When the person of a live untimed bot game has let ``idle_s`` pass on their turn; ``None`` if the
-    rule does not apply now (``idle_s`` ``None``: never)."""
+    """When the player to move in a live untimed game against a bot has let ``idle_s`` pass on their turn;
+    ``None`` if the rule does not apply (``idle_s`` ``None``: never)."""
     if idle_s is None or match.status != LIVE or match.control is not None or match.turn_started is None:
         return None
-    seat = person_against_bot(match)
-    if seat is None or match.position.turn != seat:
-        return None
-    return match.turn_started + idle_s
+    return match.turn_started + idle_s if against_a_bot(match) else None
 
 
 def deadline(match: Match, idle_s: float | None) -> float | None:
@@ -51,11 +48,10 @@ def tick(match: Match, now: float, idle_s: float | None) -> Step:
     due = stall_deadline(match, idle_s)
     if due is None or now < due:
         return step
-    seat = person_against_bot(match)
-    assert seat is not None
-    waited = f"{idle_s:g} s" if idle_s is not None else "too long"
+    assert idle_s is not None  # (a stall was due)
+    seat = match.position.turn
     if any(position.turn == seat for position in match.positions[:-1]):
-        finish = Finish(FINISHED, 1 - seat, f"seat {seat} stopped moving against a bot for {waited}")
+        finish = Finish(FINISHED, 1 - seat, f"seat {seat} left its turn unplayed for {idle_s:g} s")
     else:
-        finish = Finish(ABORTED, None, f"seat {seat} made no first move against a bot within {waited}")
+        finish = Finish(ABORTED, None, f"seat {seat} made no first move within {idle_s:g} s")
     return match.end_by_rule(finish, now)

@@ -30,7 +30,7 @@ def test_a_person_who_never_moves_against_a_bot_has_the_game_aborted_at_the_idle
 
     assert step.match.status == "aborted" and step.match.result is not None
     assert step.match.result.winner is None
-    assert step.match.result.reason == "seat 0 made no first move against a bot within 120 s"
+    assert step.match.result.reason == "seat 0 made no first move within 120 s"
     assert [type(effect) for effect in step.effects] == [SaveFinish]
     assert stalls.deadline(step.match, IDLE_S) is None
 
@@ -40,18 +40,19 @@ def test_a_person_who_stops_moving_after_a_move_loses() -> None:
     match = match.move(BOT.id, 0, "b2", None, now=1.0).match
     match = match.move(PERSON.id, 1, "a1", None, now=2.0).match
     match = match.move(BOT.id, 2, "c3", None, now=3.0).match
-    assert stalls.deadline(match, IDLE_S) == 3.0 + IDLE_S, "the person's turn started with the bot's move"
+    assert stalls.deadline(match, IDLE_S) == 3.0 + IDLE_S, "the person's turn began with the bot's move"
 
     step = stalls.tick(match, 3.0 + IDLE_S, IDLE_S)
 
     assert step.match.status == "finished" and step.match.result is not None
     assert step.match.result.winner == 0
-    assert step.match.result.reason == "seat 1 stopped moving against a bot for 120 s"
+    assert step.match.result.reason == "seat 1 left its turn unplayed for 120 s"
 
 
-def test_the_rule_waits_for_the_person_only_in_untimed_games_between_a_person_and_a_bot() -> None:
-    bots_turn = started(BOT, PERSON)
-    assert stalls.deadline(bots_turn, IDLE_S) is None, "the bot is to move: it is never hurried"
+def test_the_rule_holds_for_whoever_is_to_move_in_untimed_games_with_a_bot_only() -> None:
+    bots_turn = started(BOT, PERSON, now=4.0)
+    assert stalls.deadline(bots_turn, IDLE_S) == 4.0 + IDLE_S, "a bot (or a client calling itself one) too"
+    assert stalls.tick(bots_turn, 4.0 + IDLE_S, IDLE_S).match.status == "aborted"
     people = started(PERSON, OTHER_PERSON)
     assert stalls.deadline(people, IDLE_S) is None
     assert stalls.tick(people, 10 * IDLE_S, IDLE_S).match is people

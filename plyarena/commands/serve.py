@@ -138,8 +138,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=options.non_negative_float,
         default=120.0,
         metavar="SECONDS",
-        help="how long the person of an untimed game against a bot may leave their turn unplayed before "
-        "the game ends and frees the bot (aborted before their first move, else lost); 0: never "
+        help="how long the player to move in an untimed game against a bot may leave their turn unplayed "
+        "before the game ends and frees the bot (aborted before their first move, else lost); 0: never "
         "(default 120)",
     )
     options.add_fleet_key_option(
