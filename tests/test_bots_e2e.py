@@ -339,8 +339,9 @@ async def test_a_bot_declines_a_draw_before_it_has_searched_accepts_one_it_canno
 
 
 async def test_a_busy_bot_spreads_its_games_over_connections_yet_stays_one_player(
-    arena: Server, connect: Connect, start_fleet: StartFleet
+    start_server: StartServer, connect: Connect, start_fleet: StartFleet
 ) -> None:
+    arena = await start_server(max_bot_games=GAMES_PER_CONNECTION + 1)  # (one person asks for them all)
     fleet = await start_fleet(server=arena, max_games=GAMES_PER_CONNECTION + 1)
     alice = await connect.player(arena, "Alice")
     match_ids = []
@@ -435,9 +436,9 @@ async def test_after_the_server_restarts_each_connection_of_a_busy_bot_plays_on_
     tmp_path: Path, pool: WatchedPool, start_fleet: StartFleet
 ) -> None:
     config = ServerConfig(port=0, db_url=f"sqlite+aiosqlite:///{tmp_path / 'restart.sqlite3'}",
-                          instance_id="bots-restart-shards", grace_s=30.0,
-                          fleet_key=FLEET_KEY)  # fmt: skip
-    games = GAMES_PER_CONNECTION + 1
+                          instance_id="bots-restart-shards", grace_s=30.0, fleet_key=FLEET_KEY,
+                          max_bot_games=GAMES_PER_CONNECTION + 1)  # fmt: skip
+    games = GAMES_PER_CONNECTION + 1  # (one host asks for them all: the server's cap on bot games allows it)
     spec = BotSpec.of("tictactoe", 1)
     gate = asyncio.Event()  # the host holds its moves until the server is back
     async with contextlib.AsyncExitStack() as stack:
