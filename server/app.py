@@ -35,7 +35,7 @@ from server.clock import TimeControl, describe
 from server.config import LOOPBACK_HOSTS, WILDCARD_HOSTS, ServerConfig
 from server.connection import Connection
 from server.errors import ErrorCode, ProtocolError, ServerStartError, storage_failure
-from server.fair_use import BotGameCap, ChatLimits, check_open_matches, seats_a_bot
+from server.fair_use import BotGameCap, ChatLimits, check_open_matches, joins_a_bot
 from server.http import HttpFront, host_name
 from server.ids import new_match_id
 from server.listener import Listener
@@ -423,7 +423,8 @@ class Server:
 
     async def _join(self, connection: Connection, request: protocol.JoinMatch) -> None:
         live = await self.host.get(request.match_id)
-        with self.bot_games.asked(connection, seats_a_bot(live.match)):
+        assert connection.player is not None
+        with self.bot_games.asked(connection, joins_a_bot(live.match, connection.player.is_bot)):
             await self.host.join(live, connection, request.seat, request.id)
 
     async def _watch(self, connection: Connection, request: protocol.WatchMatch) -> None:

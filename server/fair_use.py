@@ -107,6 +107,12 @@ def seats_a_bot(match: Match) -> bool:
     return any(player is not None and player.bot for player in match.seats)
 
 
+def joins_a_bot(match: Match, joiner_is_bot: bool) -> bool:
+    """Whether joining ``match`` is asking for another game against a bot: a bot sits in it, and the joiner
+    is not a bot answering the match's request for one (serving a request is not asking)."""
+    return seats_a_bot(match) and not (joiner_is_bot and match.options.bot is not None)
+
+
 @dataclass(slots=True)
 class BotGameCap:
     """The cap on the games one person plays against bots at once (see :attr:`ServerConfig.max_bot_games`),

@@ -111,6 +111,9 @@ async def test_a_third_bot_game_is_refused_and_not_made(arena: Server, connect: 
     fleet = await connect.player(arena, "fleet-f1", bot=True, fleet_key=FLEET_KEY)
     asks = [await fleet.request("match.create", **asking, bot={"level": n}) for n in (1, 2, 3)]
     assert [ask["type"] for ask in asks] == ["match.state"] * 3, "a trusted fleet is capped by its own size"
+    answering = await connect.player(arena, "Answerer", bot=True)
+    answers = [await answering.request("match.join", match_id=ask["match_id"]) for ask in asks]
+    assert [answer["status"] for answer in answers] == ["live"] * 3, "a bot serving requests asks for none"
 
     await alice.request("match.leave", match_id=first)  # cancels the request: one bot game fewer
     assert (await alice.request("match.join", match_id=robots))["status"] == "live"
