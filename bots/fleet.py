@@ -12,8 +12,9 @@ playing as many matches as it is given):
 - never in more than ``max_games`` matches at once. When full, the fleet does
   not drop a request: it logs it, marks its published offer ``full``, notes
   ``queued`` on the request's lobby entry (a ``bot.status`` note, so the player
-  who asked sees why nobody comes), and seats the waiting requests in order as
-  soon as games end.
+  who asked sees why nobody comes, and their place in line), and seats the
+  waiting requests as games end: round-robin across the players who asked, each
+  one's oldest first (:mod:`bots.queue`), so no one's flood delays the rest.
 
 Its offer (:mod:`bots.offer`) is published retained on the broker and/or
 through an ``announce`` callback, so servers can list the bots at ``/api/bots``.
@@ -34,22 +35,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from bots import wire
 from bots.capacity import Capacity, Ticket
 from bots.client import HOSTED_ELSEWHERE, BotPlayer, BotSpec, Thinker
+from bots.fleet_config import FleetConfig, new_fleet_id
 from bots.fleet_state import FleetState, FleetStateError
 from bots.hosts import MatchFinder
 from bots.levels import level as level_row
-from bots.link import DEFAULT_BACKOFF, Backoff, Link, RequestFailed
+from bots.link import Link, RequestFailed
 from bots.lobby_feeds import MqttLobby, ServerLobby
-from bots.manners import DEFAULT_MANNERS, Manners
 from bots.offer import build_offer, encode_offer, offer_topic, parse_levels
 from bots.pool import SearchPool
+from bots.queue import WaitingLine
+
+__all__ = ["GAMES_PER_CONNECTION", "Fleet", "FleetConfig", "new_fleet_id", "parse_levels"]
 
 log = logging.getLogger(__name__)
 
@@ -60,36 +63,6 @@ Announce = Callable[[str, bytes], Awaitable[None]]
 """Publish ``payload`` retained on ``topic`` (a bus the servers read)."""
 
 
-def new_fleet_id() -> str:
-    return f"fleet-{secrets.token_hex(3)}"
-
-
-@dataclass(frozen=True, slots=True)
-class FleetConfig:
-    levels: dict[str, tuple[int, ...]] = field(default_factory=lambda: parse_levels(None))
-    """Which levels of which games the fleet seats bots for."""
-    max_games: int = 8
-    idle_wait_s: float | None = 30.0
-    """How long a person waits alone in a public match before a bot joins; ``None``: never."""
-    public_level: int = 3
-    """The level of the bot that joins a public match nobody joined."""
-    fleet_id: str = field(default_factory=new_fleet_id)
-    fleet_key: str | None = field(default=None, repr=False)
-    """The servers' fleet key, said in every hello, so that they take the fleet's ``queued`` notes; without
-    it the bots play all the same and the notes are refused (``not_a_fleet``). Kept out of ``repr``."""
-    manners: Manners = DEFAULT_MANNERS
-    backoff: Backoff = DEFAULT_BACKOFF
-    restore_patience_s: float = 60.0
-    """How long a bot brought back from the state file tries to reach its server (the servers' default
-    grace: by then one that stayed up has forfeited its games anyway)."""
-    host_patience_s: float = 3.0
-    """How long a bot's server may be out of reach before its matches are looked for on other instances:
-    no instance takes a match over before the host's lease (3 s at the least) lapses, and a server that
-    restarts sooner is found by the bot's own reconnections."""
-    follow_every_s: float = 0.5
-    """How often the fleet asks another instance for a match whose host it looks for."""
-
-
 @dataclass(slots=True)
 class _Known:
     """A lobby entry the fleet has seen, and where to reach its match."""
@@ -98,8 +71,6 @@ class _Known:
     url: str
     source: str
     idle_timer: asyncio.TimerHandle | None = None
-    noted_place: int | None = None
-    """The place in line its ``queued`` note last gave, while its bot request waits for a free game."""
 
 
 class Fleet:
@@ -143,8 +114,8 @@ class Fleet:
         self._first_seen: dict[str, float] = {}
         self._joining: set[str] = set()
         self._seated: set[str] = set()
-        self._waiting: dict[str, BotSpec] = {}
-        """Requests that came while full, oldest first: seated as games end."""
+        self._waiting: WaitingLine[BotSpec] = WaitingLine()
+        """Requests that came while full, by the player who asked: seated as games end."""
         self._was_full = False
         self._tasks: set[asyncio.Task[object]] = set()
         self._feed_tasks: list[asyncio.Task[None]] = []
@@ -252,7 +223,7 @@ class Fleet:
             self._first_seen[entry.match_id] = time.monotonic()
         else:
             if known.entry.bot_status is not None and entry.bot_status is None:
-                known.noted_place = None  # the server forgot the note (it restarted): note it again
+                self._waiting.forget_note(entry.match_id)  # the server forgot it (it restarted): note again
             known.entry, known.url, known.source = entry, url, source
         self._consider(known)
         self._note_places()
@@ -262,7 +233,7 @@ class Fleet:
         if known is not None and known.idle_timer is not None:
             known.idle_timer.cancel()
         self._first_seen.pop(match_id, None)
-        if self._waiting.pop(match_id, None) is not None:
+        if self._waiting.remove(match_id) is not None:
             self._note_places()  # the ones behind it move up
 
     # ------------------------------------------------------------------ deciding
@@ -292,7 +263,7 @@ class Fleet:
         if known.idle_timer is not None:
             known.idle_timer.cancel()
             known.idle_timer = None
-        self._waiting.pop(known.entry.match_id, None)
+        self._waiting.remove(known.entry.match_id)
 
     def _idle_too_long(self, match_id: str) -> None:
         known = self._known.get(match_id)
@@ -320,13 +291,12 @@ class Fleet:
         match_id = known.entry.match_id
         ticket = self.capacity.claim(match_id)
         if ticket is None:
-            if match_id not in self._waiting:
-                self._waiting[match_id] = spec
+            if self._waiting.add(match_id, _requester(known.entry), spec):
                 log.warning("fleet full (%d of %d games): match %s waits for a %s", self.capacity.in_use,
                             self.config.max_games, match_id, spec.name)  # fmt: skip
                 self._note_places()
             return
-        self._waiting.pop(match_id, None)
+        self._waiting.remove(match_id)
         self._joining.add(match_id)
         self._spawn(self._join(known, spec, ticket))
 
@@ -359,10 +329,9 @@ class Fleet:
     def _note_places(self) -> None:
         """Tell each waiting bot request its place in line where that changed (games ended, requests
         ahead of it went) or its server forgot the note (a restart)."""
-        for place, (match_id, spec) in enumerate(self._waiting.items(), start=1):
+        for match_id, spec, place in self._waiting.places_to_note():
             known = self._known.get(match_id)
-            if known is not None and known.entry.bot is not None and known.noted_place != place:
-                known.noted_place = place
+            if known is not None and known.entry.bot is not None:
                 self._spawn(self._note_queued(known, spec, place))
 
     async def _note_queued(self, known: _Known, spec: BotSpec, place: int) -> None:
@@ -550,11 +519,10 @@ class Fleet:
         self._changed()
 
     def _released(self, ticket: Ticket) -> None:
-        """A game ended (or a seat was refused): seat the oldest waiting request, if any."""
+        """A game ended (or a seat was refused): seat the waiting request whose turn it is, if any."""
         self._seated.discard(ticket.label)
-        while self._waiting and not self.capacity.full:
-            match_id, spec = next(iter(self._waiting.items()))
-            del self._waiting[match_id]
+        while not self.capacity.full and (served := self._waiting.pop()) is not None:
+            match_id, spec = served
             known = self._known.get(match_id)
             if known is not None and known.entry.status == "open" and known.entry.open_seats:
                 self._seat(known, spec)
@@ -585,6 +553,12 @@ class Fleet:
         task = asyncio.ensure_future(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+
+def _requester(entry: wire.LobbyEntry) -> str:
+    """Who asked for the bot an entry waits for: the person seated (the match itself if none is)."""
+    person = next((player for player in entry.seats if player is not None and not player.bot), None)
+    return entry.match_id if person is None else person.id
 
 
 def _a_person_waits(entry: wire.LobbyEntry) -> bool:

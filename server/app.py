@@ -35,7 +35,7 @@ from server.clock import TimeControl, describe
 from server.config import LOOPBACK_HOSTS, WILDCARD_HOSTS, ServerConfig
 from server.connection import Connection
 from server.errors import ErrorCode, ProtocolError, ServerStartError, storage_failure
-from server.fair_use import ChatLimits, check_open_matches
+from server.fair_use import BotGameCap, ChatLimits, check_open_matches, joins_a_bot
 from server.http import HttpFront, host_name
 from server.ids import new_match_id
 from server.listener import Listener
@@ -90,6 +90,7 @@ class Server:
         )
         self.bot_catalog = BotCatalog()
         self.chat_limits = ChatLimits.of(config)
+        self.bot_games = BotGameCap(self.host, config.max_bot_games)
         self.quota = AddressQuota(
             config.max_connections_per_address,
             new_players=Allowance(config.new_players_per_hour / 3600, config.new_players_burst),
@@ -417,11 +418,14 @@ class Server:
         check_open_matches(self.config, self.host, connection.player.id, public, address_key)
         seat = self.rng.choice((0, 1)) if request.seat == "random" else request.seat
         match = Match.open(new_match_id(), game, options, self.config.grace_s)
-        await self.host.create(match, connection, seat, request.id, address_key)
+        with self.bot_games.asked(connection, request.bot is not None):
+            await self.host.create(match, connection, seat, request.id, address_key)
 
     async def _join(self, connection: Connection, request: protocol.JoinMatch) -> None:
         live = await self.host.get(request.match_id)
-        await self.host.join(live, connection, request.seat, request.id)
+        assert connection.player is not None
+        with self.bot_games.asked(connection, joins_a_bot(live.match, connection.player.is_bot)):
+            await self.host.join(live, connection, request.seat, request.id)
 
     async def _watch(self, connection: Connection, request: protocol.WatchMatch) -> None:
         live = await self.host.get(request.match_id)
@@ -456,6 +460,8 @@ class Server:
         intent = MATCH_ACTIONS[type(request)](request, player.id)
         if isinstance(request, protocol.SendChat):
             intent = self.chat_limits.guard(intent, player.id, request.match_id)
+        elif isinstance(request, protocol.OfferRematch | protocol.AcceptRematch):
+            intent = self.bot_games.guard_rematch(intent, connection)
         return self.host.act(request.match_id, intent, connection, request.id, resend)
 
 

@@ -96,6 +96,13 @@ class ServerConfig:
     max_open_public_matches_per_address: int = 20
     """... and public ones opened from one client address (see :attr:`max_connections_per_address`), by all
     its players together: one person with many players cannot fill the lobby either. 0: no cap."""
+    max_bot_games: int = 2
+    """Games a player may play against bots at once, the ones whose bot request still waits counted (one
+    person must not hold a fleet's every bot); 0: no cap. A trusted fleet's connections are not held to it."""
+    bot_idle_untimed_s: float | None = 120.0
+    """How long the player to move in an untimed game against a bot may leave their turn unplayed before the
+    game ends and frees the bot (aborted if they never moved, else lost: :mod:`server.stalls`); ``None``:
+    never."""
     chat_rate_per_s: float = 1.0
     """Chat lines a player may sustain per second, from all their connections together ..."""
     chat_burst: int = 10
@@ -172,6 +179,10 @@ class ServerConfig:
         chat_rates = (self.chat_rate_per_s, self.match_chat_rate_per_s)
         if min(chat_rates) <= 0 or min(self.chat_burst, self.match_chat_burst) < 1:
             raise ValueError("chat lines per second and their bursts must be positive")
+        if self.max_bot_games < 0:
+            raise ValueError("the cap on a person's bot games must be 0 (no cap) or more")
+        if self.bot_idle_untimed_s is not None and not self.bot_idle_untimed_s > 0:
+            raise ValueError("the time a stalled bot game is given must be positive (None: no limit)")
         caps = (self.max_open_public_matches, self.max_open_public_matches_per_address, self.max_chat_lines)
         if min(caps) < 0:
             raise ValueError("caps on open public matches and stored chat lines must be 0 (no cap) or more")

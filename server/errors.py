@@ -55,6 +55,9 @@ class ErrorCode(StrEnum):
     NOT_ALLOWED = "not_allowed"
     """A well-formed request that is not allowed now (e.g. abort after both sides moved, a chat line in a
     match whose chat is full, a match past the open ones allowed to a player or an address)."""
+    TOO_MANY_BOT_GAMES = "too_many_bot_games"
+    """A request for another game against a bot (a ``match.create`` asking for one, a ``match.join`` into a
+    bot's match, a rematch of a bot game) from a person who plays the most bot games they may at once."""
     FRAME_TOO_LARGE = "frame_too_large"
     """The frame exceeds the message size limit."""
     BINARY_FRAME = "binary_frame"

@@ -22,7 +22,7 @@ from typing import Protocol, cast
 import msgspec
 
 from games import GAMES, Game
-from server import recovery, storage
+from server import recovery, stalls, storage
 from server.bus import Publish
 from server.config import ServerConfig
 from server.connection import Connection, push_to
@@ -361,7 +361,7 @@ class MatchHost:
         that answered ``resend`` (see :meth:`act`)."""
         if live.unsure and await self._settle_unsure(live, requester, request_id, resend):
             return True
-        step = live.match.tick(self.now())
+        step = stalls.tick(live.match, self.now(), self.config.bot_idle_untimed_s)
         if step.match is not live.match:
             await self._apply(live, step)
         return False
@@ -534,13 +534,13 @@ class MatchHost:
             self.lobby.show(entry)
 
     def _schedule(self, live: LiveMatch) -> None:
-        """Have the match's one timer fire by its next deadline (flag fall or grace expiry), if any.
+        """Have the match's one timer fire by its next deadline (flag fall, grace expiry, stall), if any.
 
         A timer already due no later than that deadline is kept: firing early only finds nothing to
         decide yet and arms it again. Most moves push the deadline later, so most keep their timer
         rather than cancel one and make another.
         """
-        deadline = live.match.deadline()
+        deadline = stalls.deadline(live.match, self.config.bot_idle_untimed_s)
         if live.timer is not None:
             if deadline is not None and live.timer_due <= deadline:
                 return

@@ -326,6 +326,11 @@ class Match(msgspec.Struct, frozen=True, gc=False):
         match, ended = self._end(finish, now)
         return replace(match._closing_step((ended,), (), now, rematch=rematch), stored=True)
 
+    def end_by_rule(self, finish: Finish, now: float) -> Step:
+        """End the match by a server rule (a stalled bot game, :mod:`server.stalls`); no rematch starts."""
+        self._require_not_over()
+        return self._finish(finish, now, left=True)
+
     def connect(self, player_id: str, now: float) -> Step:
         """A seated player has a connection following the match again."""
         seat = self.seat_of(player_id)

@@ -240,8 +240,9 @@ async def test_a_full_fleet_says_so_and_seats_the_waiting_lobby_when_a_game_ends
 
 
 async def test_a_waiting_request_is_told_its_new_place_in_line_as_the_line_moves(
-    arena: Server, connect: Connect, start_fleet: StartFleet
+    start_server: StartServer, connect: Connect, start_fleet: StartFleet
 ) -> None:
+    arena = await start_server(max_bot_games=3)  # (one person's three requests: past the default cap)
     await start_fleet(server=arena, max_games=1)
     alice = await connect.player(arena, "Alice")
     first = await alice.request("match.create", game="connect4", seat=0, bot={"level": 1})
@@ -338,8 +339,9 @@ async def test_a_bot_declines_a_draw_before_it_has_searched_accepts_one_it_canno
 
 
 async def test_a_busy_bot_spreads_its_games_over_connections_yet_stays_one_player(
-    arena: Server, connect: Connect, start_fleet: StartFleet
+    start_server: StartServer, connect: Connect, start_fleet: StartFleet
 ) -> None:
+    arena = await start_server(max_bot_games=GAMES_PER_CONNECTION + 1)  # (one person asks for them all)
     fleet = await start_fleet(server=arena, max_games=GAMES_PER_CONNECTION + 1)
     alice = await connect.player(arena, "Alice")
     match_ids = []
@@ -434,9 +436,9 @@ async def test_after_the_server_restarts_each_connection_of_a_busy_bot_plays_on_
     tmp_path: Path, pool: WatchedPool, start_fleet: StartFleet
 ) -> None:
     config = ServerConfig(port=0, db_url=f"sqlite+aiosqlite:///{tmp_path / 'restart.sqlite3'}",
-                          instance_id="bots-restart-shards", grace_s=30.0,
-                          fleet_key=FLEET_KEY)  # fmt: skip
-    games = GAMES_PER_CONNECTION + 1
+                          instance_id="bots-restart-shards", grace_s=30.0, fleet_key=FLEET_KEY,
+                          max_bot_games=GAMES_PER_CONNECTION + 1)  # fmt: skip
+    games = GAMES_PER_CONNECTION + 1  # (one host asks for them all: the server's cap on bot games allows it)
     spec = BotSpec.of("tictactoe", 1)
     gate = asyncio.Event()  # the host holds its moves until the server is back
     async with contextlib.AsyncExitStack() as stack:

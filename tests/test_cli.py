@@ -155,6 +155,17 @@ def test_listening_everywhere_without_a_public_url_is_warned_of() -> None:
     assert unreachable_url_warning(config_from(build_parser().parse_args(["serve"]))) is None
 
 
+def test_the_fair_use_of_bots_is_tuned_from_the_command_line() -> None:
+    defaults = config_from(build_parser().parse_args(["serve"]))
+    assert (defaults.max_bot_games, defaults.bot_idle_untimed_s) == (2, 120.0)
+    args = build_parser().parse_args(["serve", "--max-bot-games", "0", "--bot-idle-untimed", "30"])
+    assert (config_from(args).max_bot_games, config_from(args).bot_idle_untimed_s) == (0, 30.0)
+    never = build_parser().parse_args(["serve", "--bot-idle-untimed", "0"])
+    assert config_from(never).bot_idle_untimed_s is None, "0: a stalled bot game is never ended"
+    with pytest.raises(ValueError, match="must be positive"):
+        ServerConfig(bot_idle_untimed_s=0.0)
+
+
 def test_the_fleet_key_comes_from_its_file_else_the_environment_and_shows_in_no_repr(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -125,6 +125,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="connections one client address (IPv6: its /64) may hold at once, and as many again opening; "
         f"0: no cap (default {MAX_CONNECTIONS_PER_ADDRESS})",
     )
+    parser.add_argument(
+        "--max-bot-games",
+        type=options.non_negative_int,
+        default=2,
+        metavar="N",
+        help="games a person may play against bots at once, those waiting for their bot counted; 0: no cap "
+        "(default 2)",
+    )
+    parser.add_argument(
+        "--bot-idle-untimed",
+        type=options.non_negative_float,
+        default=120.0,
+        metavar="SECONDS",
+        help="how long the player to move in an untimed game against a bot may leave their turn unplayed "
+        "before the game ends and frees the bot (aborted before their first move, else lost); 0: never "
+        "(default 120)",
+    )
     options.add_fleet_key_option(
         parser, "the secret of the bot fleets this server trusts to post notes on bot requests (none: no one)"
     )
@@ -167,6 +184,8 @@ def config_from(args: argparse.Namespace) -> ServerConfig:
         allowed_origins=tuple(args.allow_origin) if args.allow_origin else None,
         allowed_hosts=tuple(args.allow_host or ()),
         max_connections_per_address=args.max_connections_per_address,
+        max_bot_games=args.max_bot_games,
+        bot_idle_untimed_s=args.bot_idle_untimed or None,
         fleet_key=options.fleet_key(args.fleet_key_file),
         **_networks_given(args),
     )
