@@ -420,11 +420,22 @@ class Connection(asyncio.Protocol):
             self.data_received(bytes(held))
 
     def _arm_timer(self, delay: float) -> None:
-        """Drop the socket after ``delay`` unless its next step comes first (in place of any such timer)."""
+        """End the socket after ``delay`` unless its next step comes first (in place of any such timer)."""
         if self._timer is not None:
             self._timer.cancel()
         if self.transport is not None and not self._lost:
-            self._timer = asyncio.get_running_loop().call_later(delay, self.transport.abort)
+            self._timer = asyncio.get_running_loop().call_later(delay, self._time_out)
+
+    def _time_out(self) -> None:
+        """Close a kept-alive socket idle since its last answer was sent (a clean close, which a browser
+        about to reuse it takes for "open another"); drop one still sending an answer, or answering."""
+        transport = self.transport
+        if transport is None:
+            return
+        if self._held is None and not transport.get_write_buffer_size():
+            transport.close()
+        else:
+            transport.abort()
 
     async def _response(self, request: Request) -> Response:
         listener, protocol = self.listener, self.protocol
