@@ -435,7 +435,6 @@ def _response(status: http.HTTPStatus, body: bytes, content_type: str) -> Respon
             ("Content-Type", content_type),
             ("Content-Length", str(len(body))),
             *SECURITY_HEADERS,
-            ("Connection", "close"),
         ]
     )
     return Response(status.value, status.phrase, headers, body)
