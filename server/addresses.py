@@ -1,6 +1,6 @@
 """Who is on the other end of a connection, and how much one address may take.
 
-A per-connection rate limit (:class:`server.connection.TokenBucket`) is
+A per-connection rate limit (:class:`server.token_bucket.TokenBucket`) is
 sidestepped by opening more connections, and each ``hello`` with a name makes a
 stored player, and each request to the HTTP API may read the database. So one
 address may hold only so many connections at once (and as many sockets that
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from websockets.datastructures import Headers
 
-from server.connection import TokenBucket
+from server.token_bucket import TokenBucket
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address

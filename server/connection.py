@@ -8,9 +8,10 @@ would otherwise grow to 4 MiB of its own (``net.ipv4.tcp_wmem``) on top of ours,
 buffer is held to a quarter of the allowance.
 
 Each connection has one task, as a handler of websockets' own asyncio server has: it answers the opening
-handshake, then hands the server each message in turn (those that come meanwhile wait in a deque, made
-only while some wait, and reading pauses while too many wait), and once the socket is closed and every
-message before the close is handled, tells the server so.
+handshake (and each next plain HTTP request of a kept-alive connection, see server/keepalive.py), then
+hands the server each message in turn (those that come meanwhile wait in a deque, made only while some
+wait, and reading pauses while too many wait), and once the socket is closed and every message before
+the close is handled, tells the server so.
 
 Keepalive pings go only to quiet connections, spread over their interval. Connections opened together
 (every client of a restarted server coming back at once) would otherwise ping together for as long as
@@ -30,11 +31,8 @@ import itertools
 import logging
 import random
 import socket
-import struct
-import sys
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from websockets.frames import CloseCode, Frame, Opcode
@@ -43,8 +41,11 @@ from websockets.protocol import CONNECTING, OPEN
 from websockets.server import ServerProtocol
 
 from server.http_headers import add_security_headers
+from server.keepalive import head_end, next_tail, wants_keep_alive
 from server.protocol import ServerMessage, encode
+from server.send_queue import unsent_bytes
 from server.storage.records import PlayerRecord
+from server.token_bucket import TokenBucket
 
 if TYPE_CHECKING:
     from server.addresses import Address
@@ -58,15 +59,6 @@ MAX_QUEUE_HIGH, MAX_QUEUE_LOW = 16, 4
 """Reading pauses while more messages than the first wait to be handled, and resumes at the second."""
 TASK_NAME = "plyarena-connection"
 """The name of every connection's task (a name given: "Task-N" would be formatted for each)."""
-
-if sys.platform == "linux":
-    import fcntl
-    import termios
-
-    UNSENT_QUERY: int | None = termios.TIOCOUTQ
-    """The ``ioctl`` that tells the bytes of a TCP socket's send queue (``SIOCOUTQ``)."""
-else:  # (elsewhere the kernel's part is bounded by the send buffer alone)
-    UNSENT_QUERY = None
 
 _TOO_MANY: list[Frame] = []
 """In place of the fragments of a message that had too many: the rest of it is dropped."""
@@ -83,33 +75,6 @@ class ArenaProtocol(ServerProtocol):
         return response
 
 
-@dataclass(slots=True)
-class TokenBucket:
-    """A rate limit: ``burst`` requests at once, refilled at ``rate`` per second."""
-
-    rate: float
-    burst: int
-    tokens: float = field(init=False)
-    updated: float | None = None
-
-    def __post_init__(self) -> None:
-        self.tokens = float(self.burst)
-
-    def take(self, now: float) -> bool:
-        """Spend one token if there is one; ``False`` means the request is over the limit."""
-        tokens = self.tokens
-        if self.updated is not None:
-            tokens += (now - self.updated) * self.rate
-            if tokens > self.burst:  # (not ``min``: a builtin's call, for every request)
-                tokens = float(self.burst)
-        self.updated = now
-        if tokens < 1:
-            self.tokens = tokens
-            return False
-        self.tokens = tokens - 1
-        return True
-
-
 class Connection(asyncio.Protocol):
     """A WebSocket client as the server sees it; hashable, so it can sit in watcher sets."""
 
@@ -118,12 +83,16 @@ class Connection(asyncio.Protocol):
         "_failed",
         "_fragments",
         "_heard",
+        "_held",
         "_lost",
         "_messages",
+        "_next_request",
         "_opened",
         "_opening",
         "_paused",
         "_ping",
+        "_served",
+        "_tail",
         "_task",
         "_timer",
         "_waiter",
@@ -141,9 +110,7 @@ class Connection(asyncio.Protocol):
 
     def __init__(self, listener: Listener) -> None:
         self.listener = listener
-        self.protocol = ArenaProtocol(
-            origins=None, extensions=None, max_size=listener.max_size, logger=listener.logger
-        )
+        self.protocol = self._new_protocol()
         self.transport: asyncio.Transport | None = None
         self.id = next(_ids)
         self.bucket = TokenBucket(listener.rate_per_s, listener.rate_burst)
@@ -170,6 +137,13 @@ class Connection(asyncio.Protocol):
         """The connection's one task (see :meth:`_serve`), from its request on."""
         self._waiter: asyncio.Future[None] | None = None
         """What the task awaits while no message waits: set by the next message, or by the close."""
+        self._held: bytearray | None = None
+        """Bytes past the request being answered, kept for what reads them next; ``None``: none is."""
+        self._tail = b""
+        """The last bytes of the request head read so far, to find its end across reads."""
+        self._served = 0
+        """The HTTP requests answered (a kept-alive connection answers several)."""
+        self._next_request: Request | None = None
         self._paused = False
         self._opened = False
         self._failed = False
@@ -208,7 +182,11 @@ class Connection(asyncio.Protocol):
             log.warning("skipped a message to %s: %s", self.remote_address, error)
 
     def close(self, code: int = CloseCode.NORMAL_CLOSURE, reason: str = "") -> None:
-        """Start the closing handshake; the socket is dropped if the peer does not finish it in time."""
+        """Start the closing handshake; the socket is dropped if the peer does not finish it in time.
+        A kept-alive HTTP connection waiting for its next request is closed at once."""
+        if self._served and self._held is None and self.protocol.state is CONNECTING and self.transport:
+            self.transport.close()
+            return
         if self.protocol.state is not OPEN:
             return
         self.protocol.send_close(code, reason)
@@ -238,7 +216,20 @@ class Connection(asyncio.Protocol):
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, max(self.max_buffer // 4, 4096))
 
     def data_received(self, data: bytes) -> None:
+        if self._held is not None:  # (a request is being answered: what follows waits for its answer)
+            self._held += data
+            if not self._paused and self.transport is not None:
+                self._paused = True
+                self.transport.pause_reading()
+            return
         protocol = self.protocol
+        if protocol.state is CONNECTING:
+            end = head_end(self._tail, data)
+            if end is None:
+                self._tail = next_tail(self._tail, data)
+            else:
+                self._held, self._tail = bytearray(data[end:]), b""
+                data = data[:end]
         protocol.receive_data(data)
         events = protocol.events_received()
         self._flush()  # (answers to pings and to a close)
@@ -302,13 +293,22 @@ class Connection(asyncio.Protocol):
 
     def _request(self, request: Request) -> None:
         self._give_back_opening()
-        # A ``Task`` made directly, and named: ``create_task`` would name it "Task-N", formatted each time.
-        self._task = asyncio.Task(self._serve(request), name=TASK_NAME)
+        if self._task is None:
+            # A ``Task`` made directly, and named: ``create_task`` would name it "Task-N", formatted
+            # each time.
+            self._task = asyncio.Task(self._serve(request), name=TASK_NAME)
+            return
+        # A kept-alive connection's next request, for its task waiting in :meth:`_answer`; answered within
+        # the open timeout, as the first.
+        self._next_request = request
+        self._arm_timer(self.listener.open_timeout)
+        self._wake()
 
     async def _serve(self, request: Request) -> None:
-        """The connection's one task: answer ``request``, hand the server each message in turn, and once
-        the socket is closed and every message before the close is handled, tell the server (once)."""
-        await self._handshake(request)
+        """The connection's one task: answer ``request`` (and the next ones while the connection is kept
+        alive), hand the server each message in turn, and once the socket is closed and every message
+        before the close is handled, tell the server (once)."""
+        await self._answer(request)
         received, loop = self.listener.received, asyncio.get_running_loop()
         while True:
             messages = self._messages
@@ -341,19 +341,101 @@ class Connection(asyncio.Protocol):
             if not waiter.done():
                 waiter.set_result(None)
 
-    async def _handshake(self, request: Request) -> None:
-        """Answer the request: the HTTP front's response, or the upgrade; then the connection is open."""
+    async def _answer(self, request: Request) -> None:
+        """Answer ``request``, and each next one while the connection is kept alive, until one is upgraded
+        or answered with ``Connection: close``, or the connection is lost."""
+        loop = asyncio.get_running_loop()
+        while await self._handshake(request):
+            while self._next_request is None:
+                if self._lost:
+                    return
+                self._waiter = loop.create_future()
+                await self._waiter  # (until the next request comes, or the close)
+            request, self._next_request = self._next_request, None
+
+    async def _handshake(self, request: Request) -> bool:
+        """Answer the request: the HTTP front's response, or the upgrade (then the connection is open).
+        ``True``: a plain answer that keeps the connection for another request."""
         try:
             response = await self._response(request)
-            if self.protocol.state is CONNECTING and not self._lost:  # (else closed meanwhile)
+            if self.protocol.state is not CONNECTING or self._lost:  # (closed meanwhile)
+                return False
+            self._served += 1
+            if response.status_code == 101:
+                self.protocol.send_response(response)
+                self._flush()
+                self._open(request, response)
+                self._read_held()
+                return False
+            kept = self._keeps_alive(request)
+            if "Connection" in response.headers:
+                del response.headers["Connection"]
+            response.headers["Connection"] = "keep-alive" if kept else "close"
+            if not kept:
                 self.protocol.send_response(response)
                 self._flush()  # (a response that is not the upgrade ends the stream: the socket closes)
-                if response.status_code == 101:
-                    self._open(request, response)
+                self._read_held()  # (into the protocol, which now discards what comes)
+                return False
+            assert self.transport is not None
+            self.transport.write(response.serialize())
+            self.protocol = self._new_protocol()
+            self._arm_timer(self.listener.keepalive_timeout)
+            self._read_held()
+            return True
         except Exception:
             self.listener.logger.error("opening handshake failed", exc_info=True)
             if self.transport is not None:
                 self.transport.abort()
+            return False
+
+    def _keeps_alive(self, request: Request) -> bool:
+        """Whether the connection stays open for another request after a plain answer to ``request``:
+        the client wants it, the server is not closing, it has requests left, and its peer may hold one
+        more socket waiting for a request (an idle kept-alive socket is one, as a fresh socket is)."""
+        listener, transport = self.listener, self.transport
+        if not (wants_keep_alive(request) and listener.serving and self._served < listener.max_requests):
+            return False
+        if transport is None or transport.is_closing():
+            return False
+        key = listener.quota.peer_key(transport.get_extra_info("peername"))
+        if not listener.quota.openings.take(key):
+            return False
+        self._opening = (key,)
+        return True
+
+    def _new_protocol(self) -> ArenaProtocol:
+        """A fresh websockets protocol, for the connection's first request or its next one."""
+        listener = self.listener
+        return ArenaProtocol(
+            origins=None, extensions=None, max_size=listener.max_size, logger=listener.logger
+        )
+
+    def _read_held(self) -> None:
+        """Hand what came past the request just answered to the protocol now in place, and read on."""
+        held, self._held = self._held, None
+        if self._paused and not self._messages and self.transport is not None:
+            self._paused = False
+            self.transport.resume_reading()
+        if held:
+            self.data_received(bytes(held))
+
+    def _arm_timer(self, delay: float) -> None:
+        """End the socket after ``delay`` unless its next step comes first (in place of any such timer)."""
+        if self._timer is not None:
+            self._timer.cancel()
+        if self.transport is not None and not self._lost:
+            self._timer = asyncio.get_running_loop().call_later(delay, self._time_out)
+
+    def _time_out(self) -> None:
+        """Close a kept-alive socket idle since its last answer was sent (a clean close, which a browser
+        about to reuse it takes for "open another"); drop one still sending an answer, or answering."""
+        transport = self.transport
+        if transport is None:
+            return
+        if self._held is None and not transport.get_write_buffer_size():
+            transport.close()
+        else:
+            transport.abort()
 
     async def _response(self, request: Request) -> Response:
         listener, protocol = self.listener, self.protocol
@@ -481,19 +563,6 @@ class Connection(asyncio.Protocol):
             return data
         self._fail(CloseCode.MESSAGE_TOO_BIG, "too many fragments")
         return None
-
-
-def unsent_bytes(transport: asyncio.Transport) -> int:
-    """The bytes the kernel still holds for the peer (not sent yet, or not acknowledged); 0 where it
-    cannot tell (not Linux, not a TCP socket)."""
-    sock = transport.get_extra_info("socket")
-    if UNSENT_QUERY is None or sock is None:
-        return 0
-    try:
-        answer = fcntl.ioctl(sock.fileno(), UNSENT_QUERY, b"\0\0\0\0")
-    except OSError:
-        return 0
-    return int(struct.unpack("i", answer)[0])
 
 
 def push_to(connections: Iterable[Connection], data: bytes) -> None:

@@ -8,10 +8,8 @@ token or its hash: records crossing this boundary carry none.
 
 from __future__ import annotations
 
-import dataclasses
 import http
 import logging
-import mimetypes
 import re
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -31,6 +29,7 @@ from server.errors import ErrorCode
 from server.export import export_extension, export_text
 from server.http_headers import SECURITY_HEADERS, content_security_policy
 from server.metrics import Metrics
+from server.static_files import StaticFiles
 from server.storage import (
     FINISHED_STATUSES,
     MATCH_STATUSES,
@@ -102,7 +101,8 @@ class HttpFront:
         self.store = store
         self.metrics = metrics
         self.instance = instance
-        self.static_dir = static_dir.resolve()
+        self.static_files = StaticFiles(static_dir)
+        """The browser client, read into memory once, here, at start."""
         self.live_counts = live_counts
         self.bot_catalog = bot_catalog
         self.quota = quota
@@ -295,27 +295,19 @@ class HttpFront:
 
     def _static_file(self, path: str, headers: Headers) -> Response:
         app_page = path in ("", "/") or APP_PAGES.fullmatch(path) is not None
-        found = self._file("index.html" if app_page else path.lstrip("/"))
+        files = self.static_files
+        found = files.get("index.html" if app_page else path.lstrip("/"))
         if found is not None:
-            return found
+            return files.response(found, headers)
         if app_page or _wants_page(headers):
-            page = self._file("index.html") or _response(
-                http.HTTPStatus.OK, PLACEHOLDER_PAGE.encode(), "text/html; charset=utf-8"
-            )
             # A browser following a mistyped or stale link gets the app all the same, whose router
             # shows its "Not found" page; the status still says so.
-            return page if app_page else dataclasses.replace(page, status_code=404, reason_phrase="Not Found")
+            index = files.get("index.html")
+            if index is not None:
+                return files.response(index, headers, http.HTTPStatus.NOT_FOUND)
+            status = http.HTTPStatus.OK if app_page else http.HTTPStatus.NOT_FOUND
+            return _response(status, PLACEHOLDER_PAGE.encode(), "text/html; charset=utf-8")
         raise HttpError(http.HTTPStatus.NOT_FOUND, ErrorCode.NOT_FOUND, f"nothing at {path}")
-
-    def _file(self, relative: str) -> Response | None:
-        """The file at ``relative`` under the static directory, if there is one (and only under it)."""
-        candidate = (self.static_dir / relative).resolve()
-        if not (candidate.is_relative_to(self.static_dir) and candidate.is_file()):
-            return None
-        content_type = mimetypes.guess_type(candidate.name)[0] or "application/octet-stream"
-        if content_type.startswith("text/") or content_type.endswith("javascript"):
-            content_type += "; charset=utf-8"
-        return _response(http.HTTPStatus.OK, candidate.read_bytes(), content_type)
 
 
 def host_name(host: str) -> str:
@@ -443,7 +435,6 @@ def _response(status: http.HTTPStatus, body: bytes, content_type: str) -> Respon
             ("Content-Type", content_type),
             ("Content-Length", str(len(body))),
             *SECURITY_HEADERS,
-            ("Connection", "close"),
         ]
     )
     return Response(status.value, status.phrase, headers, body)

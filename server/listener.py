@@ -12,6 +12,7 @@ from websockets.frames import CloseCode
 from websockets.http11 import Request, Response
 
 from server.connection import Connection
+from server.keepalive import KEEPALIVE_TIMEOUT_S, MAX_REQUESTS
 
 if TYPE_CHECKING:
     from server.addresses import AddressQuota
@@ -50,6 +51,8 @@ class Listener:
         ping_timeout: float = 20.0,
         open_timeout: float = 10.0,
         close_timeout: float = 10.0,
+        keepalive_timeout: float = KEEPALIVE_TIMEOUT_S,
+        max_requests: int = MAX_REQUESTS,
     ) -> None:
         self.process_request = process_request
         self.opened = opened
@@ -68,6 +71,10 @@ class Listener:
         self.ping_timeout = ping_timeout
         self.open_timeout = open_timeout
         self.close_timeout = close_timeout
+        self.keepalive_timeout = keepalive_timeout
+        """How long a kept-alive HTTP connection may wait, from an answer, for its next one."""
+        self.max_requests = max_requests
+        """HTTP requests one connection may make before it is closed."""
         self.connections: set[Connection] = set()
         """Every socket accepted and not yet done with (its closed callback returned)."""
         self._server: asyncio.Server | None = None
@@ -97,7 +104,8 @@ class Listener:
         return self._server is not None and self._server.is_serving()
 
     def close(self, code: int = CloseCode.GOING_AWAY, reason: str = "") -> None:
-        """Stop accepting, and close every open connection (1001, going away)."""
+        """Stop accepting, and close every open connection (1001, going away; a kept-alive HTTP one
+        waiting for its next request, at once)."""
         if self._server is not None:
             self._server.close()
         for connection in list(self.connections):

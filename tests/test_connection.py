@@ -285,7 +285,7 @@ async def test_nothing_is_sent_once_the_closing_handshake_has_begun() -> None:
 
 async def _http(port: int, path: str) -> bytes:
     stream_reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
     answer = await asyncio.wait_for(stream_reader.read(), 5)  # (to the end: the server half-closes)
     writer.close()
     return answer
@@ -418,7 +418,7 @@ async def test_sockets_past_the_openings_cap_are_dropped_at_once() -> None:
         assert reader.refused == 1
         # A request read gives the opening back: one more socket may wait for its request.
         _, writer = sockets[0]
-        writer.write(b"GET /plain HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        writer.write(b"GET /plain HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         await asyncio.sleep(0.1)
         another = await asyncio.open_connection("127.0.0.1", port)
         assert not await _dropped(another[0])

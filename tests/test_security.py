@@ -377,7 +377,7 @@ async def test_sockets_that_send_no_request_count_against_their_address(
     # One that sends its request stops counting as a handshake under way, and one that closes gives its
     # place back: a client opens again.
     _, slow_writer = silent.pop()
-    slow_writer.write(b"GET /healthz HTTP/1.1\r\nHost: arena\r\n\r\n")
+    slow_writer.write(b"GET /healthz HTTP/1.1\r\nHost: arena\r\nConnection: close\r\n\r\n")
     _, closing_writer = silent.pop()
     closing_writer.close()
     await until(lambda: arena.quota.openings.held == {"127.0.0.1": 1})

@@ -30,12 +30,15 @@ async def http_get(
 ) -> tuple[int, dict[str, str], bytes]:
     """A minimal HTTP request over a raw socket (a GET unless ``method`` says otherwise): status, headers
     (lower-cased names) and body. Headers as a list may name one twice. ``host`` is the Host header's
-    value (``""``: the server's public one; ``None``: none)."""
+    value (``""``: the server's public one; ``None``: none). It says ``Connection: close`` unless
+    ``headers`` name a ``Connection``."""
     reader, writer = await asyncio.open_connection(server.config.host, server.port)
     lines = [f"{method} {path} {version}"]
     if host is not None:
         lines.append(f"Host: {host or urlsplit(server.http_url).netloc}")
-    pairs = headers.items() if isinstance(headers, dict) else headers or []
+    pairs = list(headers.items() if isinstance(headers, dict) else headers or [])
+    if not any(name.lower() == "connection" for name, _ in pairs):
+        pairs.append(("Connection", "close"))  # (read to the end below: not kept alive for another)
     lines += [f"{name}: {value}" for name, value in pairs]
     writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
     await writer.drain()

@@ -13,11 +13,32 @@
  * that `welcome` lists: a seated player is present while one of their connections
  * follows the match (docs/protocol.md, Absence), so a reload on any page (a new
  * connection) must not leave their games to run out the grace period.
+ *
+ * Reconnecting backs off: each attempt waits about twice as long as the one before
+ * (with jitter, so clients dropped together do not come back together), up to a cap.
+ * A welcome alone does not reset the backoff, since a server that welcomes and then
+ * drops every connection would be hammered: only a connection that stays up for
+ * `STABLE_MS` does. The browser's `online` event retries at once; while the page is
+ * hidden, retries wait at least `HIDDEN_RETRY_MS`, and showing it retries at once.
  */
 
 import { saveIdentity } from "./identity.js";
 
-const BACKOFF_MS = [250, 500, 1000, 2000, 4000, 8000];
+const FIRST_RETRY_MS = 250;
+const MAX_RETRY_MS = 30_000;
+/** How long a connection must stay up before the next drop starts the backoff over. */
+const STABLE_MS = 10_000;
+/** The shortest wait between attempts while the page is hidden (nobody is looking at it). */
+const HIDDEN_RETRY_MS = 30_000;
+
+/**
+ * How long to wait before reconnection attempt `attempt` (0 first): doubling from `FIRST_RETRY_MS` up to
+ * `MAX_RETRY_MS`, the upper half of that drawn at random ("equal jitter").
+ */
+export function retryDelay(attempt, random = Math.random) {
+  const ceiling = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** Math.min(attempt, 20));
+  return ceiling / 2 + (random() * ceiling) / 2;
+}
 
 /** An `error` reply from the server, or a request that could not be delivered. */
 export class ServerError extends Error {
@@ -51,6 +72,10 @@ export class Connection {
     this.attempt = 0;
     this.closed = false;
     this.retryTimer = null;
+    /** Resets the backoff once the connection has stayed up for `STABLE_MS`. */
+    this.stableTimer = null;
+    /** Removes the window and document listeners (`online`, `visibilitychange`) on close. */
+    this.browserEvents = null;
     /**
      * The matches this socket follows (whose events it receives): those it created, joined or watched,
      * and the rematches they led to, until it leaves them. A new socket follows nothing until it watches.
@@ -112,6 +137,8 @@ export class Connection {
 
   connect() {
     this.closed = false;
+    this.#listenToBrowser();
+    clearTimeout(this.retryTimer);
     this.#setStatus(this.attempt === 0 ? "connecting" : "reconnecting");
     const socket = new WebSocket(this.url);
     this.socket = socket;
@@ -126,8 +153,32 @@ export class Connection {
   close() {
     this.closed = true;
     clearTimeout(this.retryTimer);
+    clearTimeout(this.stableTimer);
+    this.browserEvents?.abort();
+    this.browserEvents = null;
     this.socket?.close();
     this.#setStatus("offline");
+  }
+
+  /** Retry at once when the browser says it is back online, or when the page is shown again. */
+  #listenToBrowser() {
+    if (this.browserEvents || typeof window === "undefined") return;
+    this.browserEvents = new AbortController();
+    const { signal } = this.browserEvents;
+    window.addEventListener("online", () => this.#retryNow(), { signal });
+    document.addEventListener(
+      "visibilitychange",
+      () => {
+        if (!document.hidden) this.#retryNow();
+      },
+      { signal },
+    );
+  }
+
+  /** Connects now if the socket is closed and a retry waits (not while one is tried, nor while closing). */
+  #retryNow() {
+    if (this.closed || (this.socket && this.socket.readyState !== WebSocket.CLOSED)) return;
+    this.connect();
   }
 
   #setStatus(status, detail = "") {
@@ -156,7 +207,11 @@ export class Connection {
     this.player = welcome.player;
     this.identity = { name: welcome.player.name, token: welcome.token, playerId: welcome.player.id };
     saveIdentity(this.identity);
-    this.attempt = 0;
+    const socket = this.socket;
+    clearTimeout(this.stableTimer);
+    this.stableTimer = setTimeout(() => {
+      if (this.socket === socket && this.ready) this.attempt = 0;
+    }, STABLE_MS);
     this.following = new Set();
     this.ready = true;
     this.#setStatus("online");
@@ -227,6 +282,7 @@ export class Connection {
   /** The socket closed: requests sent on it are queued again, and a new socket is tried after a pause. */
   #lost() {
     this.ready = false;
+    clearTimeout(this.stableTimer);
     for (const [id, waiting] of this.pending) {
       if (this.queue.includes(waiting.frame)) continue;
       if (waiting.frame && waiting.resend) {
@@ -240,7 +296,8 @@ export class Connection {
     }
     this.queue.sort((a, b) => a.id - b.id);
     if (this.closed) return;
-    const delay = BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)] * (0.75 + Math.random() / 2);
+    let delay = retryDelay(this.attempt);
+    if (document.hidden) delay = Math.max(delay, HIDDEN_RETRY_MS);
     this.attempt += 1;
     this.#setStatus("reconnecting", `retrying in ${(delay / 1000).toFixed(1)} s`);
     clearTimeout(this.retryTimer);
