@@ -81,7 +81,9 @@ async def test_head_has_the_headers_of_get_and_no_body(arena: Server) -> None:
         got_status, got, got_body = await http_get(arena, path)
         status, headers, body = await http_get(arena, path, method="HEAD")
         assert body == b"" and status == got_status, path
-        assert headers["content-length"] == got["content-length"] == str(len(got_body)), path
+        assert got["content-length"] == str(len(got_body)), path
+        if path != "/metrics":  # (its figures, the event loop's lag among them, change between the two)
+            assert headers["content-length"] == got["content-length"], path
         assert headers["content-type"] == got["content-type"]
     status, headers, body = await http_get(arena, "/ws", UPGRADE, method="HEAD")
     assert status == 405 and body == b"" and int(headers["content-length"]) > 0
