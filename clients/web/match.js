@@ -345,19 +345,23 @@ export function mount(container, app, [matchId]) {
       h(
         "aside",
         { class: "side-panel" },
-        h(
-          "div",
-          { class: "board-tools", role: "group", "aria-label": "Board" },
-          flipButton(board),
-          sounds.muteSwitch(),
-        ),
         ui.banner,
         ui.controls,
         ui.share,
         h(
           "section",
           { class: "panel moves-panel", "aria-labelledby": "moves-title" },
-          h("h2", { id: "moves-title" }, "Moves"),
+          h(
+            "div",
+            { class: "panel-head" },
+            h("h2", { id: "moves-title" }, "Moves"),
+            h(
+              "div",
+              { class: "board-tools", role: "group", "aria-label": "Board" },
+              flipButton(board),
+              sounds.muteSwitch(),
+            ),
+          ),
           ui.lookBack.element,
           ui.moves,
         ),
