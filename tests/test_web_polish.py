@@ -231,14 +231,17 @@ async def test_a_wipe_out_says_no_pieces_left(browser: Browser, base_url: str, a
         await black.hello("Ann")
         await white.hello("Bob")
         match_id = (await open_match(black, white, "checkers"))["match_id"]
-        await play_moves("checkers", (black, white), match_id, WIPE_OUT[:-2])
+        await play_moves("checkers", (black, white), match_id, WIPE_OUT[:-5])
         await sign_in(watcher, "Referee", path=f"/match/{match_id}")
-        await expect(moves_played(watcher)).to_have_count(len(WIPE_OUT) - 2)
-        await play_moves("checkers", (black, white), match_id, WIPE_OUT[-2:-1], played=tuple(WIPE_OUT[:-2]))
-        await expect(watcher.get_by_role("button", name="Mute sounds")).to_have_attribute(
-            "data-last-cue", "move"
-        )
-        await play_moves("checkers", (black, white), match_id, WIPE_OUT[-1:], played=tuple(WIPE_OUT[:-1]))
+        await expect(moves_played(watcher)).to_have_count(len(WIPE_OUT) - 5)
+        cue = watcher.get_by_role("button", name="Mute sounds")
+        # Each move as it comes has its sound: 21x30x23 takes two pieces, 29-25 takes none.
+        for index, sound in ((-5, "capture"), (-4, "move")):
+            played = tuple(WIPE_OUT[:index])
+            await play_moves("checkers", (black, white), match_id, [WIPE_OUT[index]], played=played)
+            await expect(cue).to_have_attribute("data-last-cue", sound)
+        await play_moves("checkers", (black, white), match_id, WIPE_OUT[-3:], played=tuple(WIPE_OUT[:-3]))
+        await expect(cue).to_have_attribute("data-last-cue", "end")
     banner = watcher.locator(".banner")
     await expect(banner).to_contain_text("Ann (Black) wins")
     await expect(banner).to_contain_text("no pieces left")
