@@ -43,13 +43,11 @@ export class Sounds {
   constructor() {
     this.muted = storedMuted();
     this.context = null;
-    this.lastCue = null; // the cue asked for last, played or muted: shown on the switch as data-last-cue
-    this.switches = new Set();
+    this.switches = new Set(); // each switch shows the cue asked for last, played or muted, as data-last-cue
   }
 
   /** Plays `cue` ("move", "capture", "lowTime" or "end") unless muted. */
   play(cue) {
-    this.lastCue = cue;
     for (const button of this.switches) button.dataset.lastCue = cue;
     if (this.muted || !CUES[cue]) return;
     const context = this.#audio();
@@ -86,14 +84,13 @@ export class Sounds {
     for (const button of this.switches) this.#showSwitch(button);
   }
 
-  /** A "Mute sounds" toggle button that stays in step with every other one on the page. */
+  /** A "Mute sounds" toggle button (pressed: muted) in step with every other one on the page. */
   muteSwitch() {
-    const button = h("button", {
-      type: "button",
-      class: "mute-switch",
-      "aria-label": "Mute sounds",
-      onclick: () => this.setMuted(!this.muted),
-    });
+    const button = h(
+      "button",
+      { type: "button", class: "mute-switch", onclick: () => this.setMuted(!this.muted) },
+      "Mute sounds",
+    );
     this.switches.add(button);
     this.#showSwitch(button);
     return button;
@@ -106,7 +103,6 @@ export class Sounds {
 
   #showSwitch(button) {
     button.setAttribute("aria-pressed", String(this.muted));
-    button.textContent = this.muted ? "Sound off" : "Sound on";
   }
 
   /** The audio context, made on the first sound after the person has used the page; null before. */
