@@ -295,9 +295,11 @@ class Checkers(msgspec.Struct, frozen=True, gc=False):
         )
 
     def outcome(self) -> Outcome | None:
-        """A side with no legal move has lost, even when the same ply also completes a draw rule."""
+        """A side with no legal move has lost, even when the same ply also completes a draw rule; the
+        reason says "no pieces left" when that is why it cannot move."""
         if not self._has_move():
-            return Outcome(1 - self.turn, "no legal move")
+            wiped_out = not (self.men[self.turn] | self.kings[self.turn])
+            return Outcome(1 - self.turn, "no pieces left" if wiped_out else "no legal move")
         reason = self._draw_reason()
         return None if reason is None else Outcome(None, reason)
 

@@ -177,7 +177,7 @@ def test_a_side_with_no_legal_move_loses() -> None:
     assert blocked.legal_moves() == []
     assert blocked.outcome() == Outcome(1, "no legal move")
     wiped_out = position("W:W:B1")
-    assert wiped_out.outcome().winner == 0
+    assert wiped_out.outcome() == Outcome(0, "no pieces left")
 
 
 def test_eighty_plies_without_a_capture_or_a_mans_move_draw() -> None:

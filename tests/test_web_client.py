@@ -409,12 +409,10 @@ async def test_the_replay_viewer_steps_through_a_stored_game(
     # The moves show in the export box under its header tags, not only after scrolling it.
     first_line_shown = await export.evaluate(
         """(box) => {
-            const text = box.firstChild;
-            const at = text.data.indexOf("\\n1. ") + 1;
-            const range = document.createRange();
-            range.setStart(text, at);
-            range.setEnd(text, at + 2);
-            return at > 0 && range.getBoundingClientRect().bottom <= box.getBoundingClientRect().bottom;
+            const words = [...box.querySelectorAll(".export-token")];
+            const first = words.find((word) => word.textContent === "1.");
+            const bottom = box.getBoundingClientRect().bottom;
+            return first !== undefined && first.getBoundingClientRect().bottom <= bottom;
         }"""
     )
     assert first_line_shown, exported

@@ -9,6 +9,9 @@
 
 import { h } from "./dom.js";
 
+/** Under this much time left a clock shows red, and the player's own gives its warning sound. */
+export const LOW_MS = 20_000;
+
 export function formatClock(ms) {
   const clamped = Math.max(0, ms);
   const totalSeconds = Math.floor(clamped / 1000);
@@ -27,6 +30,7 @@ export class ClockFaces {
     this.running = null;
     this.since = 0;
     this.timer = null;
+    this.onLow = null; // called with a seat whose running clock has just gone under LOW_MS
   }
 
   /**
@@ -62,7 +66,9 @@ export class ClockFaces {
       const left = this.remaining(seat);
       face.textContent = formatClock(left);
       face.classList.toggle("running", seat === this.running);
-      face.classList.toggle("low", left < 20_000);
+      const low = left < LOW_MS;
+      if (low && !face.classList.contains("low") && seat === this.running && left > 0) this.onLow?.(seat);
+      face.classList.toggle("low", low);
       face.classList.toggle("flagged", left <= 0);
     });
   }

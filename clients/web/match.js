@@ -14,11 +14,14 @@ import { pieceCounts } from "./boards/pieces.js";
 import { describeReason, loadCatalog } from "./catalog.js";
 import { ClockFaces } from "./clock.js";
 import { h, replaceChildren } from "./dom.js";
+import { flipButton } from "./flip.js";
+import { LookBack } from "./lookback.js";
 import { MatchModel } from "./match_model.js";
 import { controlsFor, ResignButton, shareLink, showResult, turnText } from "./match_panels.js";
 import { renderMoveList } from "./movelist.js";
 import { Connection } from "./net.js";
 import { PlayerStrip } from "./players.js";
+import { sounds } from "./sound.js";
 
 const REFUSALS = {
   not_your_turn: "It is not your turn.",
@@ -117,6 +120,7 @@ export function mount(container, app, [matchId]) {
       buffered.push(event);
       return;
     }
+    const before = model.state.board;
     const outcome = model.apply(event);
     if (outcome === "gap") {
       follow();
@@ -140,6 +144,7 @@ export function mount(container, app, [matchId]) {
       return;
     }
     if (!quiet) {
+      sounds.cueFor(event, before, model.state.board);
       announce(event);
       render();
     }
@@ -238,9 +243,12 @@ export function mount(container, app, [matchId]) {
       onMove: sendMove,
       onAttempt: sendMove,
       onHint: refuse,
+      onSelect: () => (ui.error.textContent = ""), // a new selection makes the last hint moot
       onInactive: () => {
         refuse(
-          model.mySeat === null
+          ui.lookBack.looking
+            ? "You are looking at an earlier position: go back to live to play."
+            : model.mySeat === null
             ? "You are watching: only the players move."
             : model.isOver
               ? REFUSALS.match_over
@@ -252,6 +260,7 @@ export function mount(container, app, [matchId]) {
         );
       },
     });
+    clocks.onLow = (seat) => seat === model.mySeat && sounds.play("lowTime");
     const strips = [0, 1].map((seat) => new PlayerStrip(seat, boardModule, clocks.faces[seat]));
     const bottomSeat = state.you ?? boardModule.spectatorBottomSeat ?? 0;
     const chatLog = h("ol", { class: "chat-log", "aria-label": "Chat messages", "aria-live": "polite" });
@@ -310,6 +319,10 @@ export function mount(container, app, [matchId]) {
       controls: h("div", { class: "controls", role: "group", "aria-label": "Match actions" }),
       share: h("div", { class: "share" }),
       moves: h("ol", { class: "move-list", "aria-label": "Moves" }),
+      lookBack: new LookBack(matchId, {
+        changed: () => render(),
+        failed: (text) => app.toast(text, "error"),
+      }),
       chatLog,
       chatForm,
       chatError,
@@ -338,7 +351,18 @@ export function mount(container, app, [matchId]) {
         h(
           "section",
           { class: "panel moves-panel", "aria-labelledby": "moves-title" },
-          h("h2", { id: "moves-title" }, "Moves"),
+          h(
+            "div",
+            { class: "panel-head" },
+            h("h2", { id: "moves-title" }, "Moves"),
+            h(
+              "div",
+              { class: "board-tools", role: "group", "aria-label": "Board" },
+              flipButton(board),
+              sounds.muteSwitch(),
+            ),
+          ),
+          ui.lookBack.element,
           ui.moves,
         ),
         h(
@@ -380,14 +404,15 @@ export function mount(container, app, [matchId]) {
     const timeControl = state.options?.time_control ?? "untimed";
     const watching = model.mySeat === null ? " · watching" : "";
     ui.title.textContent = `${game?.title ?? state.game} · ${timeControl}${watching}`;
-    ui.board.update({
+    const live = {
       grid: state.board,
       legal: state.legal,
       lastMove: state.last_move,
       lastMoveDisplay: state.display?.at(-1) ?? null,
       seat: model.mySeat,
       interactive: model.myTurn && !sending,
-    });
+    };
+    ui.board.update(ui.lookBack.boardState(live, state.moves, state.display));
     ui.view.style.setProperty("--board-aspect", ui.board.aspect.toFixed(4));
     ui.clocks.set(state.clocks_ms, state.clock_running, state.clocksAt);
     const counts = pieceCounts(state.board);
@@ -419,7 +444,8 @@ export function mount(container, app, [matchId]) {
       shareLink(model, matchId, (text) => app.toast(text)),
     );
     document.title = model.myTurn ? "● Your turn · Ply Arena" : `${game?.title ?? "Match"} · Ply Arena`;
-    renderMoveList(ui.moves, state.display ?? state.moves, { sides: ui.sides });
+    const moveList = { sides: ui.sides, ...ui.lookBack.listOptions(model.ply) };
+    renderMoveList(ui.moves, state.display ?? state.moves, moveList);
     renderChat();
   }
 
@@ -449,6 +475,7 @@ export function mount(container, app, [matchId]) {
     for (const cleanup of cleanups) cleanup();
     stopTimers();
     ui?.resign.disarm();
+    sounds.release();
     // A spectator stops following. A player keeps following from the lobby: leaving would start the
     // grace period of a live match, or cancel an open one the player is waiting in.
     if (connection?.ready && model.ready && model.mySeat === null) {

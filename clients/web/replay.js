@@ -12,6 +12,8 @@ import { BoardView } from "./boards/board.js";
 import { describeReason, loadCatalog } from "./catalog.js";
 import { h, replaceChildren } from "./dom.js";
 import { describeEngine, describeScore, engineFigures, evalGraph, formatNodes } from "./evalgraph.js";
+import { exportBox } from "./export_box.js";
+import { flipButton } from "./flip.js";
 import { icon } from "./icons.js";
 import { renderMoveList } from "./movelist.js";
 
@@ -26,6 +28,12 @@ export function seatNames(record, sides) {
 
 /** A stored move as people write it: its `display` (SAN, in chess), else its notation. */
 const shown = (move) => move.display ?? move.move;
+
+/** The seat the viewer played in a stored match, or null: the replay is seen from that side. */
+export function viewerSeat(record, playerId) {
+  if (!playerId) return null;
+  return (record.seats ?? []).find((seat) => seat.player?.id === playerId)?.seat ?? null;
+}
 
 /** Whether a stored match is over (finished or aborted), rather than open or being played. */
 const isOver = (record) => record.status === "finished" || record.status === "aborted";
@@ -49,11 +57,24 @@ function searchSummary(engine, game) {
 /** The "From" column: where a bot move came from. */
 const SOURCE_NAMES = { book: "Book", solved: "Solver", searched: "Search" };
 
+const ENGINE_COLUMNS = [
+  "Ply",
+  "Side",
+  "Move",
+  "From",
+  "Bot's score",
+  "Depth",
+  "Nodes",
+  "Time",
+  "Principal variation",
+];
+
 export function mount(container, app, [matchId]) {
   let record = null;
   let ply = 0;
   let playing = null;
   let ui = null;
+  let seat = null; // the viewer's seat, if they played this match: their side is at the bottom
   let mounted = true;
 
   replaceChildren(container, h("p", { class: "loading" }, "Loading the replay…"));
@@ -120,9 +141,7 @@ export function mount(container, app, [matchId]) {
           h(
             "tr",
             {},
-            ["Ply", "Side", "Move", "From", "Bot's score", "Depth", "Nodes", "Time", "Principal variation"].map(
-              (t) => h("th", { scope: "col" }, t),
-            ),
+            ENGINE_COLUMNS.map((t) => h("th", { scope: "col" }, t)),
           ),
         ),
         h(
@@ -130,7 +149,7 @@ export function mount(container, app, [matchId]) {
           {},
           rows.map((move) => {
             const { depth, nodes } = engineFigures(move.engine);
-            return h(
+            const row = h(
               "tr",
               { class: move.ply === ply ? "current" : "", "data-ply": move.ply },
               h(
@@ -156,6 +175,9 @@ export function mount(container, app, [matchId]) {
               h("td", {}, typeof move.engine.time_ms === "number" ? `${move.engine.time_ms} ms` : "–"),
               h("td", { class: "pv" }, (move.engine.pv ?? []).join(" ") || "–"),
             );
+            // Each cell names its column, for the narrow layout that stacks a row's cells (style.css).
+            [...row.cells].forEach((cell, index) => cell.setAttribute("data-label", ENGINE_COLUMNS[index]));
+            return row;
           }),
         ),
       ),
@@ -198,11 +220,7 @@ export function mount(container, app, [matchId]) {
       engines: h("div", {}),
       current: h("p", { class: "current-move", "aria-live": "polite" }),
     };
-    const exportBlock = h(
-      "pre",
-      { class: "export", tabindex: 0, "aria-label": "Exported game text" },
-      exportText,
-    );
+    const exportBlock = exportBox(exportText);
     replaceChildren(
       container,
       h(
@@ -238,6 +256,7 @@ export function mount(container, app, [matchId]) {
             playButton,
             control("Next move", "next", () => show(ply + 1)),
             control("Last position", "last", () => show(plies())),
+            flipButton(board),
           ),
           h(
             "div",
@@ -313,7 +332,7 @@ export function mount(container, app, [matchId]) {
       legal: [],
       lastMove: move?.move ?? null,
       lastMoveDisplay: move?.display ?? null,
-      seat: null,
+      seat,
       interactive: false,
     });
     const view = ui.board.element.closest(".replay-view");
@@ -349,6 +368,7 @@ export function mount(container, app, [matchId]) {
         ? loaded
         : { ...loaded, moves: loaded.moves.map((move) => ({ ...move, engine: null })) };
       if (!mounted) return;
+      seat = viewerSeat(record, app.identity?.playerId);
       build(catalog, exportText);
       document.title = `Replay · ${catalog.byName[record.game]?.title ?? record.game} · Ply Arena`;
       // `?ply=N` opens at ply N (0: the start position); without it, at the end.

@@ -31,10 +31,11 @@ export class BoardView {
   /**
    * @param {object} game the board module of the game (boards/<game>.js)
    * @param {{onMove?: (move: string) => void, onAttempt?: (text: string) => void,
-   *          onHint?: (text: string) => void, onInactive?: () => void, sides?: string[],
-   *          readOnly?: boolean}} handlers
+   *          onHint?: (text: string) => void, onSelect?: () => void, onInactive?: () => void,
+   *          sides?: string[], readOnly?: boolean}} handlers
    *   `onMove` gets a legal move; `onAttempt` what clicks tried when no legal move matched (for the
-   *   server to explain); `onHint` a local hint; `onInactive` a click while the viewer may not move.
+   *   server to explain); `onHint` a local hint; `onSelect` a piece picked up, which makes an earlier
+   *   hint moot; `onInactive` a click while the viewer may not move.
    *   A `readOnly` board (a replay's) only shows: its cells are no buttons and no tab stops, and it
    *   leaves clicks and keys to the page.
    */
@@ -47,6 +48,7 @@ export class BoardView {
     this.drag = null; // a press on a piece: where it started, and the piece under the pointer once it moves
     this.dragEnded = false; // a drag just dropped: the click that may follow it is not a click
     this.focus = null;
+    this.turned = false; // turned round by the viewer, from the side the seat gives
     this.element = svg("svg", {
       class: `board board-${game.name}`,
       role: "group",
@@ -115,8 +117,15 @@ export class BoardView {
     return this.game.coordinates?.column ? LABEL_MARGIN : EDGE;
   }
 
+  /** Whether the board is drawn upside down: the seat's side at the bottom, unless turned round. */
   get flipped() {
-    return this.game.flippedFor?.(this.state.seat) ?? false;
+    return (this.game.flippedFor?.(this.state.seat) ?? false) !== this.turned;
+  }
+
+  /** Turns the board round (or back), whoever is looking; the flip button's action. */
+  flip() {
+    this.turned = !this.turned;
+    this.#draw();
   }
 
   /** The seat whose piece a grid character is (null for none), as the game reads its characters. */
@@ -141,6 +150,7 @@ export class BoardView {
     const width = this.left + this.cols * CELL + EDGE;
     const height = this.top + this.rows * CELL + EDGE;
     this.element.setAttribute("viewBox", `0 0 ${width} ${height}`);
+    this.element.dataset.flipped = String(this.flipped);
     const hadFocus = this.element.contains(document.activeElement);
     const focusedChoice = document.activeElement?.closest?.(".choice-option")?.dataset.choice;
     const legalPaths = this.#legalPaths();
@@ -149,6 +159,7 @@ export class BoardView {
     const { lastMove, lastMoveDisplay } = this.state;
     const lastCells = lastMove ? (this.game.lastMoveCells ?? this.game.pathOf)(lastMove, grid) : [];
     const checkCells = lastMove ? (this.game.checkedCells?.(grid, lastMove, lastMoveDisplay) ?? []) : [];
+    const winCells = this.game.winningCells?.(grid) ?? [];
     // Keyboard focus goes to a cell that can be played, unless the person has put it on the board.
     if (!hadFocus && next.length && !next.some((cell) => this.focus && sameCell(cell, this.focus))) {
       this.focus = next[0];
@@ -159,7 +170,7 @@ export class BoardView {
     layers.push(...this.#coordinates());
     for (let row = 0; row < this.rows; row++) {
       for (let col = 0; col < this.cols; col++) {
-        layers.push(this.#cell(row, col, { next, lastCells, checkCells }));
+        layers.push(this.#cell(row, col, { next, lastCells, checkCells, winCells }));
       }
     }
     if (this.choice) layers.push(this.#choiceLayer(width, height));
@@ -208,7 +219,7 @@ export class BoardView {
     return labels;
   }
 
-  #cell(row, col, { next, lastCells, checkCells }) {
+  #cell(row, col, { next, lastCells, checkCells, winCells }) {
     const [screenRow, screenCol] = this.#screen(row, col);
     const x = this.left + screenCol * CELL;
     const y = this.top + screenRow * CELL;
@@ -218,11 +229,13 @@ export class BoardView {
     const isSelected = this.selection.some((cell) => sameCell(cell, [row, col]));
     const isLast = lastCells.some((cell) => sameCell(cell, [row, col]));
     const isCheck = checkCells.some((cell) => sameCell(cell, [row, col]));
+    const isWin = winCells.some((cell) => sameCell(cell, [row, col]));
     const classes = ["cell"];
     if (isNext) classes.push(this.selection.length === 0 && piece !== "." ? "movable" : "target");
     if (isSelected) classes.push("selected");
     if (isLast) classes.push("last");
     if (isCheck) classes.push("check");
+    if (isWin) classes.push("win");
     if (this.drag?.ghost && sameCell(this.drag.from, [row, col])) classes.push("drag-origin");
 
     const group = svg("g", {
@@ -237,6 +250,7 @@ export class BoardView {
       group.append(svg("circle", { class: "check-mark", cx: CELL / 2, cy: CELL / 2, r: CELL * 0.47 }));
     }
     if (piece !== "." && playable) group.append(this.game.drawPiece(piece, CELL));
+    if (isWin) group.append(svg("circle", { class: "win-mark", cx: CELL / 2, cy: CELL / 2, r: CELL * 0.2 }));
     if (isNext) {
       group.append(
         piece === "."
@@ -249,18 +263,22 @@ export class BoardView {
         svg("rect", { class: "select-mark", x: 4, y: 4, width: CELL - 8, height: CELL - 8, rx: 8 }),
       );
     }
+    // A cell's label (checkers' square number) goes over every mark, so no ring or piece hides it.
+    const label = this.game.drawLabel?.(row, col, CELL, this.state.grid);
+    if (label) group.append(label);
     if (!playable) return group;
+    const marks = { isNext, isSelected, isLast, isCheck, isWin };
     if (this.handlers.readOnly) {
       // Still described, square by square, for a screen reader; but nothing here can be pressed.
       group.setAttribute("role", "img");
-      group.setAttribute("aria-label", this.#describe(row, col, { isNext, isSelected, isLast, isCheck }));
+      group.setAttribute("aria-label", this.#describe(row, col, marks));
       return group;
     }
 
     const isFocus = this.focus && sameCell(this.focus, [row, col]);
     group.setAttribute("role", "button");
     group.setAttribute("tabindex", isFocus ? "0" : "-1");
-    group.setAttribute("aria-label", this.#describe(row, col, { isNext, isSelected, isLast, isCheck }));
+    group.setAttribute("aria-label", this.#describe(row, col, marks));
     if (!this.state.interactive) group.setAttribute("aria-disabled", "true");
     group.addEventListener("click", () => {
       if (this.dragEnded) this.dragEnded = false;
@@ -272,7 +290,7 @@ export class BoardView {
     return group;
   }
 
-  #describe(row, col, { isNext, isSelected, isLast, isCheck }) {
+  #describe(row, col, { isNext, isSelected, isLast, isCheck, isWin }) {
     const piece = this.state.grid[row][col];
     const parts = [this.game.cellName(row, col, this.state.grid)];
     parts.push(piece === "." ? "empty" : this.game.pieceName(piece, this.handlers.sides ?? []));
@@ -280,6 +298,7 @@ export class BoardView {
     if (isNext) parts.push(this.selection.length === 0 && piece !== "." ? "can move" : "legal move");
     if (isLast) parts.push("last move");
     if (isCheck) parts.push("in check");
+    if (isWin) parts.push("winning line");
     return parts.join(", ");
   }
 
@@ -359,12 +378,14 @@ export class BoardView {
     }
     if (matches.length) {
       this.selection = extended;
+      this.handlers.onSelect?.();
       this.#draw();
       return;
     }
     // Clicking another piece that can move starts a new move from it.
     if (this.selection.length && legalPaths.some(({ path }) => sameCell(path[0], target))) {
       this.selection = [target];
+      this.handlers.onSelect?.();
       this.#draw();
       return;
     }
@@ -451,6 +472,7 @@ export class BoardView {
       const piece = this.state.grid[drag.from[0]][drag.from[1]];
       drag.ghost = svg("g", { class: "drag-ghost" }, this.game.drawPiece(piece, CELL));
       this.selection = [drag.from];
+      this.handlers.onSelect?.();
       this.#draw();
     }
     const matrix = this.element.getScreenCTM();

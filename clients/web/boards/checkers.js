@@ -80,13 +80,11 @@ export default {
     const jump = Math.abs(path[1][0] - path[0][0]) === 2;
     return numbers.join(jump ? "x" : "-");
   },
-  drawCell(row, col, size, grid) {
-    const dark = grid[row][col] !== " ";
-    const cell = svg("g", {}, square(size, dark ? "square dark" : "square light"));
-    if (dark) {
-      cell.append(svg("text", { class: "square-number", x: 6, y: 20 }, String(squareNumber(grid, row, col))));
-    }
-    return cell;
+  drawCell: (row, col, size, grid) => square(size, grid[row][col] !== " " ? "square dark" : "square light"),
+  /** A dark square's number in its corner, drawn over the pieces and the rings of the legal moves. */
+  drawLabel(row, col, size, grid) {
+    if (grid[row][col] === " ") return null;
+    return svg("text", { class: "square-number", x: 5, y: 19 }, String(squareNumber(grid, row, col)));
   },
   drawPiece(piece, size) {
     const group = svg("g", { class: `piece man seat${seatOf(piece)}` });

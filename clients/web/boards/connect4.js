@@ -4,7 +4,7 @@
  */
 
 import { svg } from "../dom.js";
-import { disc, pieceName } from "./pieces.js";
+import { disc, lineCells, pieceName } from "./pieces.js";
 
 /** The lowest empty row of a column, or -1 when the column is full. */
 function landingRow(grid, col) {
@@ -38,6 +38,8 @@ export default {
     const row = col < 0 ? -1 : topRow(grid, col);
     return row < 0 ? [] : [[row, col]];
   },
+  /** The four (or more) in a row that won, marked on the board. */
+  winningCells: (grid) => lineCells(grid, 4),
   /** Any cell of a column drops into it; a full column aims at its top so the server can say so. */
   clickTarget(row, col, grid) {
     const landing = landingRow(grid, col);

@@ -57,3 +57,31 @@ export function pieceCounts(grid) {
   }
   return counts;
 }
+
+/**
+ * The cells of every line of `length` pieces of one seat in a row, a column or a diagonal: the
+ * winning line of tic-tac-toe and Connect Four, read from the final grid (a game ends at its first).
+ */
+export function lineCells(grid, length) {
+  const rows = grid.length;
+  const cols = grid[0]?.length ?? 0;
+  const found = new Map();
+  for (let row = 0; row < rows; row++) {
+    for (let col = 0; col < cols; col++) {
+      const seat = seatOf(grid[row][col]);
+      if (seat === null) continue;
+      for (const [dRow, dCol] of [
+        [0, 1],
+        [1, 0],
+        [1, 1],
+        [1, -1],
+      ]) {
+        const cells = Array.from({ length }, (_, step) => [row + dRow * step, col + dCol * step]);
+        if (cells.every(([r, c]) => seatOf(grid[r]?.[c]) === seat)) {
+          for (const cell of cells) found.set(cell.join(","), cell);
+        }
+      }
+    }
+  }
+  return [...found.values()];
+}

@@ -1,7 +1,7 @@
 /** Tic-tac-toe: cells a1-c3 (column from the left, row from the top); seat 0 plays O and moves first. */
 
 import { svg } from "../dom.js";
-import { letterSquare, parseLetterSquare, pieceName, seatOf, square } from "./pieces.js";
+import { letterSquare, lineCells, parseLetterSquare, pieceName, seatOf, square } from "./pieces.js";
 
 function drawMark(piece, size) {
   const pad = size * 0.24;
@@ -26,6 +26,8 @@ export default {
     const cell = parseLetterSquare(move, 3);
     return cell ? [cell] : [];
   },
+  /** The three in a row that won (two lines at once when the last mark made both), marked on the board. */
+  winningCells: (grid) => lineCells(grid, 3),
   attempt: (path) => (path.length === 1 ? letterSquare(...path[0]) : null),
   drawCell: (row, col, size) => square(size),
   drawPiece: drawMark,
