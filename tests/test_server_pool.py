@@ -3,7 +3,10 @@ that share a broker; the bot offered after a long wait; leaving, and bad request
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
+from collections.abc import Callable
 from typing import Any
 
 from support.client import ArenaClient
@@ -142,3 +145,75 @@ async def test_two_instances_sharing_a_broker_pair_their_waiters_across_them(
     ended = await play_out(by_seat, match_id, TIC_TAC_TOE_WIN)
     assert ended["winner"] == 0
     assert not one.pool.pool.waiters and not two.pool.pool.waiters
+
+
+async def announce_ghost_waiter(arena: Server, player: dict[str, Any], since: float) -> None:
+    """Announce, as an instance "ghost" sharing the arena's bus would, a waiter of the tic-tac-toe pool."""
+    waiter = {"player": player, "game": "tictactoe", "time_control": "1+0", "rated": True}
+    payload = json.dumps({**waiter, "rating": 1500.0, "since": since}).encode()
+    arena.bus.publish_nowait(f"plyarena/v1/pool/ghost/{player['id']}", payload, True)
+
+
+async def test_another_instances_waiter_is_claimed_first_and_seated_once_it_is_confirmed(
+    arena: Server, connect: Connect
+) -> None:
+    gus = await connect.player(arena, "Gus")  # (a player of the shared database, waiting at "ghost")
+    gus_info = {"id": gus.player_id, "name": "Gus", "bot": False}
+    await gus.close()
+    ann = await connect.player(arena, "Ann")
+    async with arena.bus.subscribe("plyarena/v1/pool-inbox/ghost") as inbox:
+        await ann.request("pool.join", game="tictactoe", time_control="1+0")
+        await announce_ghost_waiter(arena, gus_info, since=time.time() + 1)  # (Ann waited longer)
+        _, payload = await asyncio.wait_for(anext(inbox), 5)
+        claim = json.loads(payload)
+        assert claim == {
+            "type": "claim",
+            "claim_id": claim["claim_id"],
+            "from_instance": arena.config.instance_id,
+            "player_id": gus.player_id,
+        }
+        # "ghost" says Gus is no longer free: Ann waits on, and is claimed for again later.
+        answer = {"type": "answer", "claim_id": claim["claim_id"], "free": False}
+        arena.bus.publish_nowait(
+            f"plyarena/v1/pool-inbox/{arena.config.instance_id}", json.dumps(answer).encode()
+        )
+        claim = json.loads((await asyncio.wait_for(anext(inbox), 5))[1])
+        assert not [m for m in ann.take_unread() if m["type"] == "paired"]
+        answer = {"type": "answer", "claim_id": claim["claim_id"], "free": True}
+        arena.bus.publish_nowait(
+            f"plyarena/v1/pool-inbox/{arena.config.instance_id}", json.dumps(answer).encode()
+        )
+        made = json.loads((await asyncio.wait_for(anext(inbox), 5))[1])
+    assert made["type"] == "made" and made["claim_id"] == claim["claim_id"]
+    paired = await ann.expect(type_="paired")
+    assert made["paired"]["match_id"] == paired["match_id"] and made["paired"]["url"] == arena.ws_url
+    assert made["paired"]["opponent"]["name"] == "Ann" and paired["opponent"]["name"] == "Gus"
+    assert made["paired"]["seat"] == 1 - paired["seat"]
+
+    # Gus comes to the match at the URL he was given, as a player paired across instances does.
+    gus_here = await connect.player(arena, token=gus.token)
+    state = await gus_here.request("match.watch", match_id=paired["match_id"])
+    assert state["status"] == "live" and state["you"] == made["paired"]["seat"]
+    assert state["connected"] == [True, True]
+
+
+async def test_a_dead_instances_waiters_vanish_from_the_pool(arena: Server, connect: Connect) -> None:
+    ghost = {"id": "ghost-player", "name": "Ghost", "bot": False}
+    await announce_ghost_waiter(arena, ghost, since=time.time())
+    ann = await connect.player(arena, "Ann")
+    assert (await ann.request("pool.join", game="tictactoe", time_control="untimed"))["waiting"] == 1
+    await until(lambda: "ghost-player" in arena.pool.pool.waiters)
+    arena.bus.publish_nowait("plyarena/v1/instances/ghost", b'{"online": false}', True)
+    await until(lambda: "ghost-player" not in arena.pool.pool.waiters)
+    # And an announcement of an instance known to be offline is not believed.
+    await announce_ghost_waiter(arena, ghost, since=time.time())
+    await asyncio.sleep(0.2)
+    assert "ghost-player" not in arena.pool.pool.waiters
+
+
+async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    async def wait() -> None:
+        while not condition():
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(wait(), timeout)
