@@ -217,3 +217,38 @@ async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
             await asyncio.sleep(0.02)
 
     await asyncio.wait_for(wait(), timeout)
+
+
+async def test_a_waiter_back_on_a_new_connection_keeps_their_place(arena: Server, connect: Connect) -> None:
+    ann = await connect.player(arena, "Ann")
+    await ann.request("pool.join", game="othello", time_control="3+2")
+    await ann.close()
+    await asyncio.sleep(1.2)
+    again = await connect.player(arena, token=ann.token)
+    waiting = await again.request("pool.join", game="othello", time_control="3+2")
+    assert waiting["waiting"] == 1 and waiting["waited_ms"] >= 1000
+    assert waiting["range"] == [1400, 1600]
+
+
+async def test_a_player_waiting_at_two_instances_is_paired_once(
+    start_server: StartServer, connect: Connect, private_broker: PrivateMosquitto
+) -> None:
+    one = await start_server(mqtt_url=private_broker.url)
+    two = await start_server(mqtt_url=private_broker.url)
+    ann_one = await connect.player(one, "Ann")
+    await ann_one.request("pool.join", game="tictactoe", time_control="untimed")
+    await until(lambda: ann_one.player_id in two.pool.pool.waiters)
+    # Ann joins the same pool at the other instance: the newer wait wins, the older is taken out.
+    ann_two = await connect.player(two, token=ann_one.token)
+    await ann_two.request("pool.join", game="tictactoe", time_control="untimed")
+    left = await ann_one.expect(type_="pool.left")
+    assert left["reason"] == "you joined a pool on another server since"
+    await until(lambda: one.pool.pool.waiters.get(ann_one.player_id, None) is not None)
+    assert one.pool.pool.waiters[ann_one.player_id].instance == two.config.instance_id
+
+    bob = await connect.player(one, "Bob")
+    await bob.request("pool.join", game="tictactoe", time_control="untimed")
+    paired = await ann_two.expect(type_="paired")
+    assert (await bob.expect(type_="paired"))["match_id"] == paired["match_id"]
+    await ann_two.settle(1.5)
+    assert not [m for m in ann_one.take_unread() + ann_two.take_unread() if m["type"] == "paired"]
