@@ -6,7 +6,9 @@ others' into its :class:`~server.pool.Pool`, and forgets an instance's waiters w
 (``plyarena/v1/instances/{instance}``, set offline by its MQTT will when it dies) says it is gone.
 
 A pair across two instances is made by the instance of the longer waiter, which asks the other first:
-a :class:`~server.pool_protocol.Claim` in the other's inbox (``plyarena/v1/pool-inbox/{instance}``). The
+a :class:`~server.pool_protocol.Claim` in the other's inbox (``plyarena/v1/pool-inbox/{instance}/{sender}``,
+whose last level names the sender: an answer counts only from the instance asked, a report of a match
+only from the instance that claimed). The
 other takes its waiter out of its pool if they still wait there and answers; only a free answer lets the
 claimer make the match, which it then reports (:class:`~server.pool_protocol.Made`) so that the other can
 tell its waiter. A waiter is taken out by their own instance alone, once: nobody is paired twice.
@@ -35,6 +37,7 @@ from server.pool_protocol import (
     InboxMessage,
     Made,
     Paired,
+    inbox_pattern,
     inbox_topic,
     waiter_topic,
 )
@@ -85,6 +88,7 @@ class _Handed:
     """A waiter of ours that another instance's claim took: told when the match is made."""
 
     waiter: Waiter
+    claimer: str
     connection: Connection
     due: float
 
@@ -109,7 +113,7 @@ class PoolExchange:
         async with asyncio.TaskGroup() as group:
             group.create_task(self._follow(INSTANCES_PATTERN, self._on_status))
             group.create_task(self._follow(WAITERS_PATTERN, self._on_waiter))
-            group.create_task(self._follow(inbox_topic(self.instance), self._on_inbox))
+            group.create_task(self._follow(inbox_pattern(self.instance), self._on_inbox))
 
     async def _follow(self, pattern: str, handle: Callable[[str, bytes], None]) -> None:
         async with self.bus.subscribe(pattern) as messages:
@@ -147,22 +151,22 @@ class PoolExchange:
         self.pool.hold(pair.first.player.id)
         self.pool.hold(pair.second.player.id)
         self._claims[claim_id] = _Claimed(pair.first, pair.second, now + CLAIM_TIMEOUT_S)
-        claim = Claim(claim_id=claim_id, from_instance=self.instance, player_id=pair.second.player.id)
-        self.bus.publish_nowait(inbox_topic(pair.second.instance), _encode(claim))
+        claim = Claim(claim_id=claim_id, player_id=pair.second.player.id)
+        self.bus.publish_nowait(inbox_topic(pair.second.instance, self.instance), _encode(claim))
 
     def made(self, instance: str, claim_id: str, paired: Paired | None) -> None:
         """Tell ``instance`` that the match of its claim ``claim_id`` is made (``None``: it failed)."""
-        self.bus.publish_nowait(inbox_topic(instance), _encode(Made(claim_id=claim_id, paired=paired)))
+        made = Made(claim_id=claim_id, paired=paired)
+        self.bus.publish_nowait(inbox_topic(instance, self.instance), _encode(made))
 
     def expire(self, now: float) -> None:
-        """Claims unanswered in time: our waiter waits on, and theirs, perhaps with its instance gone, is
-        forgotten until announced again. Waiters handed over but never told of a match wait again."""
+        """Claims unanswered in time: both waiters may be paired again (theirs goes with its instance's
+        status if that instance is gone). Waiters handed over but never told of a match wait again."""
         for claim_id, claimed in list(self._claims.items()):
             if now >= claimed.due:
                 del self._claims[claim_id]
                 self.pool.release(claimed.first.player.id)
-                if self.pool.waiters.get(claimed.second.player.id) == claimed.second:
-                    self.pool.leave(claimed.second.player.id)
+                self.pool.release(claimed.second.player.id)
         for claim_id, handed in list(self._handed.items()):
             if now >= handed.due:
                 del self._handed[claim_id]
@@ -215,15 +219,16 @@ class PoolExchange:
         self.pool.join(waiter)
 
     def _on_inbox(self, topic: str, payload: bytes) -> None:
+        sender = topic.rsplit("/", 1)[-1]
         message = _inbox_decoder.decode(payload)
         if isinstance(message, Claim):
-            self._on_claim(message)
+            self._on_claim(message, sender)
         elif isinstance(message, Answer):
-            self._on_answer(message)
+            self._on_answer(message, sender)
         else:
-            self._on_made(message)
+            self._on_made(message, sender)
 
-    def _on_claim(self, claim: Claim) -> None:
+    def _on_claim(self, claim: Claim, sender: str) -> None:
         """Another instance pairs our waiter: take them out if they still wait, and say so."""
         waiter = self.pool.waiters.get(claim.player_id)
         connection = self.side.connection_of(claim.player_id)
@@ -236,14 +241,17 @@ class PoolExchange:
         )
         if waiter is not None and connection is not None and free:
             self.side.take_out(claim.player_id)
-            self._handed[claim.claim_id] = _Handed(waiter, connection, self.clock() + HANDED_TIMEOUT_S)
+            self._handed[claim.claim_id] = _Handed(
+                waiter, sender, connection, self.clock() + HANDED_TIMEOUT_S
+            )
         answer = Answer(claim_id=claim.claim_id, free=free)
-        self.bus.publish_nowait(inbox_topic(claim.from_instance), _encode(answer))
+        self.bus.publish_nowait(inbox_topic(sender, self.instance), _encode(answer))
 
-    def _on_answer(self, answer: Answer) -> None:
-        claimed = self._claims.pop(answer.claim_id, None)
-        if claimed is None:  # (too late: ours waits on; theirs waits again once its handing over lapses)
-            return
+    def _on_answer(self, answer: Answer, sender: str) -> None:
+        claimed = self._claims.get(answer.claim_id)
+        if claimed is None or claimed.second.instance != sender:
+            return  # (too late: ours waits on, theirs again once its handing over lapses; or not theirs)
+        del self._claims[answer.claim_id]
         first, second = claimed.first, claimed.second
         self.pool.release(first.player.id)
         self.pool.release(second.player.id)
@@ -258,10 +266,11 @@ class PoolExchange:
             return
         self.side.make_claimed(first, second, connection, answer.claim_id)
 
-    def _on_made(self, made: Made) -> None:
-        handed = self._handed.pop(made.claim_id, None)
-        if handed is None:
+    def _on_made(self, made: Made, sender: str) -> None:
+        handed = self._handed.get(made.claim_id)
+        if handed is None or handed.claimer != sender:
             return
+        del self._handed[made.claim_id]
         if made.paired is None:
             self.side.rejoin(handed.waiter, handed.connection)
         else:

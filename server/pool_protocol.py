@@ -3,7 +3,8 @@
 The requests and replies join server/protocol.py's unions. The bus messages are how instances sharing a
 broker pool their waiters (docs/scaling.md): each announces its waiters retained at
 ``plyarena/v1/pool/{instance}/{player_id}``, and a pair across two instances is settled through their
-inboxes at ``plyarena/v1/pool-inbox/{instance}``: a claim, its answer, and the match made.
+inboxes at ``plyarena/v1/pool-inbox/{instance}/{sender}``: a claim, its answer, and the match made (the
+sender's instance in the topic, which a broker's ACL lets only that instance write).
 """
 
 from __future__ import annotations
@@ -110,7 +111,6 @@ class Claim(msgspec.Struct, frozen=True, tag="claim", forbid_unknown_fields=True
     """'I pair my waiter with yours': the instance of the longer waiter asks the other to confirm."""
 
     claim_id: Id
-    from_instance: Id
     player_id: Id
     """The other instance's waiter."""
 
@@ -136,8 +136,14 @@ def waiter_topic(instance: str, player_id: str) -> str:
     return f"{TOPIC_ROOT}/pool/{instance}/{player_id}"
 
 
-def inbox_topic(instance: str) -> str:
-    return f"{TOPIC_ROOT}/pool-inbox/{instance}"
+def inbox_topic(instance: str, sender: str) -> str:
+    """Where ``sender`` writes to ``instance``."""
+    return f"{TOPIC_ROOT}/pool-inbox/{instance}/{sender}"
+
+
+def inbox_pattern(instance: str) -> str:
+    """What ``instance`` reads: everything written to it."""
+    return f"{TOPIC_ROOT}/pool-inbox/{instance}/+"
 
 
 WAITERS_PATTERN = f"{TOPIC_ROOT}/pool/+/+"

@@ -161,28 +161,23 @@ async def test_another_instances_waiter_is_claimed_first_and_seated_once_it_is_c
     gus_info = {"id": gus.player_id, "name": "Gus", "bot": False}
     await gus.close()
     ann = await connect.player(arena, "Ann")
-    async with arena.bus.subscribe("plyarena/v1/pool-inbox/ghost") as inbox:
+    here = arena.config.instance_id
+    async with arena.bus.subscribe(f"plyarena/v1/pool-inbox/ghost/{here}") as inbox:
         await ann.request("pool.join", game="tictactoe", time_control="1+0")
         await announce_ghost_waiter(arena, gus_info, since=time.time() + 1)  # (Ann waited longer)
         _, payload = await asyncio.wait_for(anext(inbox), 5)
         claim = json.loads(payload)
-        assert claim == {
-            "type": "claim",
-            "claim_id": claim["claim_id"],
-            "from_instance": arena.config.instance_id,
-            "player_id": gus.player_id,
-        }
+        assert claim == {"type": "claim", "claim_id": claim["claim_id"], "player_id": gus.player_id}
         # "ghost" says Gus is no longer free: Ann waits on, and is claimed for again later.
         answer = {"type": "answer", "claim_id": claim["claim_id"], "free": False}
-        arena.bus.publish_nowait(
-            f"plyarena/v1/pool-inbox/{arena.config.instance_id}", json.dumps(answer).encode()
-        )
+        arena.bus.publish_nowait(f"plyarena/v1/pool-inbox/{here}/ghost", json.dumps(answer).encode())
         claim = json.loads((await asyncio.wait_for(anext(inbox), 5))[1])
         assert not [m for m in ann.take_unread() if m["type"] == "paired"]
+        # An answer counts only from the instance asked (the topic's last level, which the ACL guards).
         answer = {"type": "answer", "claim_id": claim["claim_id"], "free": True}
-        arena.bus.publish_nowait(
-            f"plyarena/v1/pool-inbox/{arena.config.instance_id}", json.dumps(answer).encode()
-        )
+        arena.bus.publish_nowait(f"plyarena/v1/pool-inbox/{here}/impostor", json.dumps(answer).encode())
+        assert not [m for m in await ann.settle(0.5) if m["type"] == "paired"]
+        arena.bus.publish_nowait(f"plyarena/v1/pool-inbox/{here}/ghost", json.dumps(answer).encode())
         made = json.loads((await asyncio.wait_for(anext(inbox), 5))[1])
     assert made["type"] == "made" and made["claim_id"] == claim["claim_id"]
     paired = await ann.expect(type_="paired")
