@@ -32,6 +32,7 @@ from server.pool_protocol import (
     INSTANCES_PATTERN,
     WAITERS_PATTERN,
     Answer,
+    BusPlayer,
     BusWaiter,
     Claim,
     InboxMessage,
@@ -41,6 +42,7 @@ from server.pool_protocol import (
     inbox_topic,
     waiter_topic,
 )
+from server.protocol_base import PlayerInfo
 
 log = logging.getLogger(__name__)
 
@@ -128,8 +130,9 @@ class PoolExchange:
     # ----------------------------------------------------------------- this instance's side
 
     def announce(self, waiter: Waiter) -> None:
+        player = waiter.player
         announced = BusWaiter(
-            player=waiter.player,
+            player=BusPlayer(id=player.id, name=player.name, bot=player.bot),
             game=waiter.game,
             time_control=waiter.time_control,
             rated=waiter.rated,
@@ -203,8 +206,9 @@ class PoolExchange:
         announced = _waiter_decoder.decode(payload)
         if announced.player.id != player_id:
             raise ValueError(f"a waiter {announced.player.id} on the topic of {player_id}")
+        player = announced.player
         waiter = Waiter(
-            announced.player,
+            PlayerInfo(id=player.id, name=player.name, bot=player.bot),
             instance,
             announced.game,
             announced.time_control,

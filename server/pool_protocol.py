@@ -14,7 +14,9 @@ from typing import Annotated
 import msgspec
 
 from server.decoding import MAX_ID_LENGTH
+from server.errors import ProtocolError
 from server.protocol_base import MAX_NAME_LENGTH, PlayerInfo, Request, ServerMessage
+from server.text import check_clean_name
 
 TOPIC_ROOT = "plyarena/v1"
 
@@ -96,15 +98,31 @@ class PoolLeft(ServerMessage, tag="pool.left", kw_only=True, frozen=True):
 # --------------------------------------------------------------------------- instance -> instance
 
 
+class BusPlayer(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A waiter's player as another instance announces them: within the limits of a local player, the
+    name as :func:`server.text.clean_name` leaves one (it is shown to their opponent)."""
+
+    id: Id
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_NAME_LENGTH)]
+    bot: bool
+
+    def __post_init__(self) -> None:
+        try:
+            check_clean_name(self.name, MAX_NAME_LENGTH)
+        except ProtocolError as error:
+            raise ValueError(error.message) from None
+
+
 class BusWaiter(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A waiter as its instance announces it (retained; an empty payload withdraws it)."""
 
-    player: PlayerInfo
+    player: BusPlayer
     game: GameName
     time_control: TimeControlText
     rated: bool
     rating: Rating
-    since: float
+    since: Annotated[float, msgspec.Meta(ge=0, le=1e11)]
+    """When they started waiting, in seconds since 1970."""
 
 
 class Claim(msgspec.Struct, frozen=True, tag="claim", forbid_unknown_fields=True):

@@ -247,3 +247,16 @@ async def test_a_player_waiting_at_two_instances_is_paired_once(
     assert (await bob.expect(type_="paired"))["match_id"] == paired["match_id"]
     await ann_two.settle(1.5)
     assert not [m for m in ann_one.take_unread() + ann_two.take_unread() if m["type"] == "paired"]
+
+
+async def test_a_waiter_announced_beyond_a_local_players_limits_is_not_believed(arena: Server) -> None:
+    bad = [
+        {"id": "p-bad-name", "name": "Eve\u202e", "bot": False},  # (a name no local player could have)
+        {"id": "p-long-name", "name": "E" * 33, "bot": False},
+    ]
+    for player in bad:
+        await announce_ghost_waiter(arena, player, since=time.time())
+    await announce_ghost_waiter(arena, {"id": "p-ok", "name": "Ok", "bot": False}, since=-5.0)
+    await announce_ghost_waiter(arena, {"id": "p-fine", "name": "Fine", "bot": False}, since=time.time())
+    await until(lambda: "p-fine" in arena.pool.pool.waiters)
+    assert set(arena.pool.pool.waiters) == {"p-fine"}
