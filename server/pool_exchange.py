@@ -194,7 +194,7 @@ class PoolExchange:
         *_, instance, player_id = topic.split("/")
         known = self.pool.waiters.get(player_id)
         if instance == self.instance:
-            if payload and (known is None or known.instance != self.instance or known.away_since is not None):
+            if payload and (known is None or known.instance != self.instance):
                 self.bus.publish_nowait(topic, b"", True)
             return
         if not payload:
@@ -265,7 +265,7 @@ class PoolExchange:
             self.pool.leave(second.player.id)
         connection = self.side.connection_of(first.player.id)
         still = self.pool.waiters.get(first.player.id)
-        if connection is None or still is None or not self.pool.pairable(still):
+        if connection is None or still is None or still.pool != first.pool or not self.pool.pairable(still):
             self.made(second.instance, answer.claim_id, None)
             return
         self.side.make_claimed(first, second, connection, answer.claim_id)

@@ -146,7 +146,6 @@ class PoolService:
         if before is not None and before.instance != self.instance:
             self.pool.leave(player.id)  # (joined here after another instance: the newer wins)
         kept = self.pool.join(waiter)
-        self.pool.release(player.id)
         old = self.connections.get(player.id)
         if old is not None and old is not connection:
             old.send(
