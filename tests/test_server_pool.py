@@ -53,7 +53,7 @@ async def test_two_people_in_one_pool_are_paired_and_play_a_game(arena: Server, 
     assert (await ann.request("pool.leave"))["code"] == "not_found"
 
 
-async def test_far_ratings_wait_while_a_third_of_the_same_pool_and_other_pools_stay_apart(
+async def test_waiters_of_different_pools_are_not_paired_and_leaving_twice_is_refused(
     arena: Server, connect: Connect
 ) -> None:
     ann = await connect.player(arena, "Ann")
