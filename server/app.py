@@ -43,6 +43,7 @@ from server.live import Intent, MatchHost, player_info
 from server.lobby import TOPIC_ROOT, Lobby
 from server.match import Match
 from server.metrics import Metrics, measure_loop_lag
+from server.pool_service import PoolService
 from server.protocol import Request, UndecodableRequest
 from server.storage import DatabaseOpenError, InstanceTakenError, StorageError, Store
 from server.storage.engine import database_url
@@ -89,6 +90,7 @@ class Server:
             lambda: self.ws_url,
         )
         self.bot_catalog = BotCatalog()
+        self.pool = PoolService(config, self.host, bus, self.bot_catalog, self.rng)
         self.chat_limits = ChatLimits.of(config)
         self.bot_games = BotGameCap(self.host, config.max_bot_games)
         self.quota = AddressQuota(
@@ -125,6 +127,7 @@ class Server:
             protocol.LeaveMatch: self._leave,
             protocol.SetBotStatus: self._bot_status,
             **dict.fromkeys(MATCH_ACTIONS, self._act),
+            **self.pool.handlers(),
         }
 
     # ----------------------------------------------------------------- lifecycle
@@ -179,6 +182,7 @@ class Server:
                 self._adopt_lapsed(self.config.adoption_check_s), name="plyarena-adoption"
             )
         gc.callbacks.append(self.metrics.time_collections)
+        self.pool.start()
         await listener.start_serving()
 
     async def close(self) -> None:
@@ -190,6 +194,7 @@ class Server:
         if self._listener is not None:
             self._listener.close()
             await self._listener.wait_closed()
+        await self.pool.close()
         await self.host.close()
         self.lobby.withdraw()
         with contextlib.suppress(ValueError):  # (not there if start failed)
@@ -268,6 +273,7 @@ class Server:
         self.metrics.connections -= 1
         self.quota.disconnected(connection.address)
         self.lobby.subscribers.discard(connection)
+        self.pool.disconnected(connection)
         await self.host.disconnected(connection)
 
     async def _receive(self, connection: Connection, frame: str | bytes) -> None:

@@ -145,6 +145,8 @@ class ServerConfig:
     """Host names an HTTP request (and the WebSocket handshake) may name in ``Host`` besides the public
     URL's, the listening address's (and, listening on loopback or every interface, ``localhost``,
     ``127.0.0.1`` and ``::1``) and the address the request reached; ``*`` allows any."""
+    pool_bot_offer_s: float = 30.0
+    """How long a player waits in a quick-pairing pool before a bot of about their rating is offered."""
     event_log_size: int = 256
     """Events kept per match for clients that reconnect; older gaps get a full state."""
     finished_ttl_s: float = 600.0

@@ -29,10 +29,11 @@ from server.decoding import (
 from server.decoding import MAX_NESTING as MAX_NESTING
 from server.decoding import peek_request_id as peek_request_id
 from server.errors import ErrorCode
+from server.pool_protocol import AcceptPoolBot, JoinPool, LeavePool, Paired, PoolLeft, PoolWaiting
+from server.protocol_base import MAX_NAME_LENGTH, BotRequest, PlayerInfo, Request, ServerMessage
 
 PROTOCOL_VERSION = 1
 
-MAX_NAME_LENGTH = 32
 MAX_CHAT_LENGTH = 200
 MAX_MOVE_LENGTH = 32
 MAX_PV_LENGTH = 64
@@ -68,24 +69,6 @@ BotStatusState = Literal["queued", "unavailable", "coming"]
 
 
 # --------------------------------------------------------------------------- shared parts
-
-
-class PlayerInfo(msgspec.Struct, frozen=True):
-    """A player as others see them: never their token."""
-
-    id: str
-    name: str
-    bot: bool
-
-
-class BotRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """'I want a bot of this level (and style)': a mark on the lobby entry that bot fleets watch for."""
-
-    level: Annotated[int, msgspec.Meta(ge=1, le=99)]
-    style: Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9_-]*\Z", max_length=MAX_NAME_LENGTH)] | None = (
-        None
-    )
-    """A search style a fleet offers (``alphabeta``, ``expectimax``): an identifier, not free text."""
 
 
 class BotStatus(msgspec.Struct, frozen=True):
@@ -147,15 +130,6 @@ class LobbyEntry(msgspec.Struct, frozen=True):
 
 
 # --------------------------------------------------------------------------- client -> server
-
-
-class Request(
-    msgspec.Struct, tag_field="type", forbid_unknown_fields=True, kw_only=True, frozen=True, gc=False
-):
-    """Base of every request. Untracked by the garbage collector, as is every message here: decoded
-    from JSON or built from values, a message can never close a reference cycle (see ``Match``)."""
-
-    id: RequestId = None
 
 
 class Hello(Request, tag="hello", kw_only=True, frozen=True):
@@ -273,21 +247,15 @@ ClientMessage: TypeAlias = (
     | DeclineRematch
     | SendChat
     | SetBotStatus
+    | JoinPool
+    | LeavePool
+    | AcceptPoolBot
 )
 
 REQUEST_TYPES: dict[str, type[Request]] = {cls.__struct_config__.tag: cls for cls in ClientMessage.__args__}
 
 
 # --------------------------------------------------------------------------- server -> client
-
-
-class ServerMessage(
-    msgspec.Struct, tag_field="type", kw_only=True, frozen=True, omit_defaults=True, gc=False
-):
-    """Base of every server message. ``id`` echoes the request a message answers and is left out otherwise.
-    Untracked by the garbage collector, as every request is."""
-
-    id: RequestId = None
 
 
 class Welcome(ServerMessage, tag="welcome", kw_only=True, frozen=True):
@@ -565,6 +533,9 @@ AnyServerMessage: TypeAlias = (
     | BotStatusNote
     | MatchState
     | MatchCatchup
+    | PoolWaiting
+    | Paired
+    | PoolLeft
     | AnyMatchEvent
 )
 """Everything the server sends, as :data:`ClientMessage` is everything a client does (``plyarena schema``

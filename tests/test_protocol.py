@@ -38,6 +38,9 @@ def test_every_request_type_decodes_from_its_minimal_form() -> None:
         "bot.status": {"match_id": "m", "state": "queued", "reason": "fleet full"},
         "lobby.subscribe": {},
         "lobby.unsubscribe": {},
+        "pool.join": {"game": "chess", "time_control": "5+3"},
+        "pool.leave": {},
+        "pool.accept_bot": {},
     }
     for tag, cls in protocol.REQUEST_TYPES.items():
         fields = minimal.get(tag, {"match_id": "m"})

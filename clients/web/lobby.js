@@ -1,6 +1,6 @@
 /**
- * The lobby: play a bot, open a match for people, and the live list of open and
- * live public matches per game, with your own unfinished games first.
+ * The lobby: play a person now (quick_pair.js), play a bot, open a match for people, and the live list
+ * of open and live public matches per game, with your own unfinished games first.
  */
 
 import { api } from "./api.js";
@@ -8,6 +8,7 @@ import { loadCatalog } from "./catalog.js";
 import { h, replaceChildren } from "./dom.js";
 import { botBadge } from "./icons.js";
 import { botForm, peopleForm } from "./lobby_forms.js";
+import { quickPairing } from "./quick_pair.js";
 
 function playerLabel(player) {
   if (!player) return h("span", { class: "open-seat" }, "open seat");
@@ -322,9 +323,11 @@ export function mount(container, app) {
     connection = await app.connectionReady(container);
     if (!mounted) return;
     replaceChildren(container, h("div", { class: "lobby" }, actions, mine, listPanel));
-    replaceChildren(actions, botForm(catalog, create), peopleForm(catalog, create));
+    const quick = quickPairing(catalog, connection, app);
+    replaceChildren(actions, quick.element, botForm(catalog, create), peopleForm(catalog, create));
     renderTabs();
     cleanups.push(
+      quick.cleanup,
       connection.on("lobby.update", ({ entry }) => {
         entries.set(entry.match_id, entry);
         renderTabs();

@@ -96,6 +96,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="how long a player may be away (default 60)",
     )
     parser.add_argument(
+        "--pool-bot-offer",
+        type=options.non_negative_float,
+        default=30.0,
+        metavar="SECONDS",
+        help="how long a player waits in a quick-pairing pool before a bot is offered (default 30)",
+    )
+    parser.add_argument(
         "--lease",
         type=lease_seconds,
         default=10.0,
@@ -179,6 +186,7 @@ def config_from(args: argparse.Namespace) -> ServerConfig:
         instance_id=args.instance_id or _default_instance_id(args),
         public_url=args.public_url,
         grace_s=args.grace,
+        pool_bot_offer_s=args.pool_bot_offer,
         lease_s=args.lease,
         adoption_check_s=ADOPTION_CHECK_S,
         allowed_origins=tuple(args.allow_origin) if args.allow_origin else None,

@@ -417,6 +417,13 @@ SCHEMAS: dict[str, dict[str, Field]] = {
         "match_id": MATCH_ID,
         "text": Text(1, MAX_CHAT_LENGTH, required=True, wire_high=RAW_TEXT_ALLOWANCE * MAX_CHAT_LENGTH),
     },
+    "pool.join": {
+        "game": Text(1, 32, required=True),
+        "time_control": Text(1, 16, required=True),
+        "rated": Boolean(),
+    },
+    "pool.leave": {},
+    "pool.accept_bot": {},
 }
 MATCH_ACTIONS = ("move", *OFFERS_AND_ENDINGS, "chat")
 MATCH_REQUESTS = ("match.join", "match.watch", "match.leave", *MATCH_ACTIONS)
