@@ -156,6 +156,7 @@ def lobby_entry(
         time_control=match.options.time_control,
         seats=list(match.seats),
         bot=match.options.bot,
+        rated=match.options.rated,
         host=host,
         url=url,
         created_at=created_at.isoformat(),
