@@ -115,6 +115,7 @@ class _BusEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     host: Annotated[str, msgspec.Meta(pattern=f"^{INSTANCE_ID.pattern}\\Z")]
     url: Annotated[str, msgspec.Meta(pattern="^wss?://", max_length=MAX_URL_LENGTH)]
     created_at: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ID_LENGTH)]
+    rated: bool = False
     bot_status: _BusNote | None = None
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -17,6 +18,8 @@ from test_server_http import get_json
 from server.app import Server
 from server.glicko2 import NEW_PLAYER, Glicko, Result, rate
 from server.rating_updates import BOT_DEVIATION
+from server.storage.engine import create_engine
+from server.storage.ratings import RatingBook, Side
 
 GAME = "connect4"
 WIN = list(decisive_game(GAME))  # seat 0 wins
@@ -166,3 +169,27 @@ async def test_profiles_by_name_and_bad_queries(arena: Server, connect: Connect)
     for query in ("?result=won", "?rated=yes", "?game=go", "?limit=0", "?limit="):
         error = await get_json(arena, f"/api/players/Same%20Name{query}", status=400)
         assert error["error"]["code"] == "bad_field"
+
+
+async def test_two_instances_rating_one_match_at_once_rate_it_once(
+    arena: Server, connect: Connect, arena_db_url: str
+) -> None:
+    """Two instances (each its own engine) that find the same match unrated both try: one rates it."""
+    frank = await connect.player(arena, "Frank-i")
+    gina = await connect.player(arena, "Gina-i")
+    state = await open_match(frank, gina, GAME)  # casual: nothing rates it but the two below
+    await play_moves(GAME, (frank, gina), state["match_id"], WIN)
+    sides = [Side(1.0, player_id=frank.player_id), Side(0.0, player_id=gina.player_id)]
+    other = create_engine(arena_db_url)
+    try:
+        at = datetime.now(UTC)
+        done = await asyncio.gather(
+            arena.store.ratings.rate(state["match_id"], GAME, sides, at),
+            RatingBook(other).rate(state["match_id"], GAME, sides, at),
+        )
+    finally:
+        await other.dispose()
+    assert sorted(done) == [False, True]
+    profile = await get_json(arena, f"/api/players/id:{frank.player_id}")
+    assert profile["ratings"][GAME]["games"] == 1
+    assert [point["match_id"] for point in profile["ratings"][GAME]["history"]] == [state["match_id"]]
