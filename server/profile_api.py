@@ -104,7 +104,7 @@ def _counts(by_outcome: dict[Outcome, int]) -> dict[str, int]:
 
 def _point(change: RatingChange) -> dict[str, Any]:
     return {
-        "match_id": change.match_id,
+        "match_id": change.match_id or None,  # (a private match's id is not for everyone)
         "at": change.at.isoformat(),
         "rating": round(change.rating_after),
         "deviation": round(change.deviation_after),

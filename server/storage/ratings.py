@@ -19,7 +19,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import exists, insert, select, update
+from sqlalchemy import case, exists, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -63,6 +63,7 @@ class RatingChange:
     """What one rated match did to a person's rating: a point of their history."""
 
     match_id: str
+    """``""`` for a private match."""
     game: str
     rating_before: float
     deviation_before: float
@@ -110,9 +111,12 @@ class RatingBook:
         return records
 
     async def history_of(self, player_id: str) -> list[RatingChange]:
-        """Every rated match's change to ``player_id``'s ratings, oldest first."""
+        """Every rated match's change to ``player_id``'s ratings, oldest first; a private match's id is
+        left out (``""``): those who were not in it reach it by its id only."""
+        public = func.coalesce(MatchRow.options["visibility"].as_string(), "public") == "public"
         statement = (
-            select(RatingChangeRow)
+            select(RatingChangeRow, case((public, RatingChangeRow.match_id), else_="").label("shown_id"))
+            .join(MatchRow, MatchRow.id == RatingChangeRow.match_id)
             .where(RatingChangeRow.player_id == player_id)
             .order_by(RatingChangeRow.at, RatingChangeRow.match_id)
         )
@@ -120,7 +124,7 @@ class RatingBook:
             rows = (await connection.execute(statement)).all()
         return [
             RatingChange(
-                row.match_id,
+                row.shown_id,
                 row.game,
                 row.rating_before,
                 row.deviation_before,
