@@ -11,7 +11,8 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from support.fixtures import Connect
+from sqlalchemy import delete
+from support.fixtures import Connect, StartServer
 from support.play import decisive_game, open_match, play_moves
 from test_server_http import get_json
 
@@ -19,6 +20,7 @@ from server.app import Server
 from server.glicko2 import NEW_PLAYER, Glicko, Result, rate
 from server.rating_updates import BOT_DEVIATION
 from server.storage.engine import create_engine
+from server.storage.models import RatingChangeRow, RatingRow
 from server.storage.ratings import RatingBook, Side
 
 GAME = "connect4"
@@ -193,3 +195,33 @@ async def test_two_instances_rating_one_match_at_once_rate_it_once(
     profile = await get_json(arena, f"/api/players/id:{frank.player_id}")
     assert profile["ratings"][GAME]["games"] == 1
     assert [point["match_id"] for point in profile["ratings"][GAME]["history"]] == [state["match_id"]]
+
+
+async def test_a_result_whose_rating_was_lost_is_rated_by_the_next_server(
+    start_server: StartServer, connect: Connect, arena_db_url: str
+) -> None:
+    """A server that died between the result and its rating left a finished rated match unrated: the
+    next server to start on the database (here another instance) rates it in its first sweep."""
+    first = await start_server()
+    hana = await connect.player(first, "Hana-s")
+    ivan = await connect.player(first, "Ivan-s")
+    state = await open_match(hana, ivan, GAME, rated=True)
+    await play_moves(GAME, (hana, ivan), state["match_id"], WIN)
+    before = await profile_when(first, f"id:{hana.player_id}", rated_in(GAME))
+    # As if the rating had never been stored: what a crash right after the result leaves.
+    engine = create_engine(arena_db_url)
+    try:
+        async with engine.begin() as connection:
+            players = RatingChangeRow.player_id.in_([hana.player_id, ivan.player_id])
+            await connection.execute(delete(RatingChangeRow).where(players))
+            await connection.execute(
+                delete(RatingRow).where(RatingRow.player_id.in_([hana.player_id, ivan.player_id]))
+            )
+    finally:
+        await engine.dispose()
+    assert (await get_json(first, f"/api/players/id:{hana.player_id}"))["ratings"] == {}
+
+    second = await start_server()
+    after = await profile_when(second, f"id:{hana.player_id}", rated_in(GAME))
+    assert after["ratings"][GAME]["rating"] == before["ratings"][GAME]["rating"]
+    assert [point["match_id"] for point in after["ratings"][GAME]["history"]] == [state["match_id"]]
