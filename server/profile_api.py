@@ -4,7 +4,7 @@ Ratings per game (with whether they are provisional and the history of every rat
 and losses per game, and a page of the game history, filtered by ``game``, ``result`` (``win``,
 ``draw``, ``loss``) and ``rated`` (``true``, ``false``), newest first, paged by ``before`` as
 ``/api/matches`` is. ``{name}`` is a name (the player seen most recently under it) or ``id:`` and a
-player id. docs/ratings.md describes it.
+player id. docs/player-ratings.md describes it.
 """
 
 from __future__ import annotations

@@ -118,7 +118,7 @@ class MatchOptions(msgspec.Struct, frozen=True):
     visibility: Literal["public", "private"]
     bot: BotRequest | None
     rated: bool = False
-    """Whether the result changes the people's ratings (docs/ratings.md)."""
+    """Whether the result changes the people's ratings (docs/player-ratings.md)."""
     bot_rating: int | None = None
     """In a rated match against a bot, the rating its fleet announced for the level: people are rated
     against it."""

@@ -35,7 +35,7 @@ function select(name, options, value) {
   );
 }
 
-/** Casual or rated: whether the result changes the players' ratings (docs/ratings.md). */
+/** Casual or rated: whether the result changes the players' ratings (docs/player-ratings.md). */
 function ratedSelect() {
   return select(
     "rated",

@@ -1,7 +1,7 @@
 /**
  * A player's profile at `/@/{name}` (or `/@/id:{player id}`): ratings per game with their history
  * plotted, wins, draws and losses, and the game history with filters, each game linking to its replay.
- * It reads `GET /api/players/{name}` (docs/protocol.md); docs/ratings.md says how ratings work.
+ * It reads `GET /api/players/{name}` (docs/protocol.md); docs/player-ratings.md says how ratings work.
  */
 
 import { api } from "./api.js";
