@@ -225,3 +225,14 @@ async def test_a_result_whose_rating_was_lost_is_rated_by_the_next_server(
     after = await profile_when(second, f"id:{hana.player_id}", rated_in(GAME))
     assert after["ratings"][GAME]["rating"] == before["ratings"][GAME]["rating"]
     assert [point["match_id"] for point in after["ratings"][GAME]["history"]] == [state["match_id"]]
+
+
+async def test_a_private_rated_game_counts_but_its_id_stays_private(arena: Server, connect: Connect) -> None:
+    jo = await connect.player(arena, "Jo-p")
+    kim = await connect.player(arena, "Kim-p")
+    state = await open_match(jo, kim, GAME, rated=True, visibility="private")
+    await play_moves(GAME, (jo, kim), state["match_id"], WIN)
+    profile = await profile_when(arena, f"id:{jo.player_id}", rated_in(GAME))
+    assert [point["match_id"] for point in profile["ratings"][GAME]["history"]] == [None]
+    assert profile["games"] == [] and profile["counts"] == {}
+    assert state["match_id"] not in json.dumps(profile)
