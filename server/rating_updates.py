@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from datetime import UTC, datetime, timedelta
 
 import msgspec
 
@@ -32,6 +33,8 @@ log = logging.getLogger(__name__)
 
 SWEEP_S = 30.0
 """How often every instance looks for finished rated matches whose ratings are not stored yet."""
+SWEEP_WINDOW = timedelta(days=7)
+"""How far back a sweep looks: a database down longer than this leaves older results unrated."""
 BOT_DEVIATION = MIN_DEVIATION
 """A bot's strength does not drift as a person's does: its ladder rating counts as settled as can be."""
 
@@ -98,7 +101,8 @@ class Rater:
     async def sweep(self) -> int:
         """Rate every finished rated match whose ratings are not stored; how many this rated."""
         rated = 0
-        for match_id in await self.store.ratings.unrated_matches():
+        since = datetime.now(UTC) - SWEEP_WINDOW
+        for match_id in await self.store.ratings.unrated_matches(since):
             if match_id not in self._unratable and await self._rate_logged(match_id):
                 rated += 1
         return rated

@@ -25,6 +25,7 @@ depends_on: str | Sequence[str] | None = None
 
 def upgrade() -> None:
     op.add_column("matches", sa.Column("rated", sa.Boolean(), nullable=False, server_default=sa.false()))
+    op.create_index("ix_matches_rated_finished_at", "matches", ["rated", "finished_at"])
     op.create_table(
         "ratings",
         sa.Column("player_id", sa.String(64), nullable=False),
@@ -58,5 +59,6 @@ def downgrade() -> None:
     op.drop_index("ix_rating_changes_player_id_game_at", table_name="rating_changes")
     op.drop_table("rating_changes")
     op.drop_table("ratings")
+    op.drop_index("ix_matches_rated_finished_at", table_name="matches")
     with op.batch_alter_table("matches") as matches:
         matches.drop_column("rated")

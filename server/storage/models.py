@@ -178,6 +178,7 @@ class MatchRow(Base):
         Index("ix_matches_game_created_at_id", "game", "created_at", "id"),
         Index("ix_matches_status_created_at_id", "status", "created_at", "id"),
         Index("ix_matches_rematch_of", "rematch_of", unique=True),  # one rematch a match
+        Index("ix_matches_rated_finished_at", "rated", "finished_at"),  # the ratings' sweep
     )
 
 

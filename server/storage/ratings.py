@@ -135,12 +135,14 @@ class RatingBook:
             for row in rows
         ]
 
-    async def unrated_matches(self, limit: int = 100) -> list[str]:
-        """Finished rated matches whose ratings are not stored yet, in the order they ended."""
+    async def unrated_matches(self, since: datetime, limit: int = 100) -> list[str]:
+        """Rated matches that finished after ``since`` and whose ratings are not stored yet, in the order
+        they ended (an index on ``(rated, finished_at)`` keeps this to the recent ones)."""
         statement = (
             select(MatchRow.id)
             .where(
                 MatchRow.rated,
+                MatchRow.finished_at > since,
                 MatchRow.status == "finished",
                 ~exists().where(RatingChangeRow.match_id == MatchRow.id),
             )
