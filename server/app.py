@@ -45,6 +45,7 @@ from server.match import Match
 from server.metrics import Metrics, measure_loop_lag
 from server.pool_service import PoolService
 from server.protocol import Request, UndecodableRequest
+from server.rating_updates import Rater, with_rated
 from server.storage import DatabaseOpenError, InstanceTakenError, StorageError, Store
 from server.storage.engine import database_url
 from server.text import clean_name, clean_text
@@ -90,9 +91,19 @@ class Server:
             lambda: self.ws_url,
         )
         self.bot_catalog = BotCatalog()
-        self.pool = PoolService(config, self.host, bus, self.bot_catalog, self.rng)
+        self.rater = Rater(store, self.bot_catalog)
+        self.host.on_finished = self.rater.notice
         self.chat_limits = ChatLimits.of(config)
         self.bot_games = BotGameCap(self.host, config.max_bot_games)
+        self.pool = PoolService(
+            config,
+            self.host,
+            bus,
+            self.bot_catalog,
+            self.rng,
+            rating_of=store.rating_of,
+            bot_games=self.bot_games,
+        )
         self.quota = AddressQuota(
             config.max_connections_per_address,
             new_players=Allowance(config.new_players_per_hour / 3600, config.new_players_burst),
@@ -118,6 +129,7 @@ class Server:
         self._bot_catalog_task: asyncio.Task[None] | None = None
         self._loop_lag_task: asyncio.Task[None] | None = None
         self._adoption_task: asyncio.Task[None] | None = None
+        self._rating_task: asyncio.Task[None] | None = None
         self._handlers: dict[type[Request], Handler] = {
             protocol.LobbySubscribe: self._lobby_subscribe,
             protocol.LobbyUnsubscribe: self._lobby_unsubscribe,
@@ -181,6 +193,7 @@ class Server:
             self._adoption_task = asyncio.create_task(
                 self._adopt_lapsed(self.config.adoption_check_s), name="plyarena-adoption"
             )
+        self._rating_task = asyncio.create_task(self.rater.run(), name="plyarena-ratings")
         gc.callbacks.append(self.metrics.time_collections)
         self.pool.start()
         await listener.start_serving()
@@ -199,10 +212,12 @@ class Server:
         self.lobby.withdraw()
         with contextlib.suppress(ValueError):  # (not there if start failed)
             gc.callbacks.remove(self.metrics.time_collections)
-        for task in (self._lobby_task, self._bot_catalog_task, self._loop_lag_task, self._adoption_task):
+        tasks = (self._lobby_task, self._bot_catalog_task, self._loop_lag_task, self._adoption_task)
+        for task in (*tasks, self._rating_task):
             if task is not None:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
+        await self.rater.close()
 
     async def _adopt_lapsed(self, every_s: float) -> None:
         """Every ``every_s`` seconds, take over the matches of instances whose lease
@@ -418,6 +433,7 @@ class Server:
         options = protocol.MatchOptions(
             time_control=describe(control), visibility=request.visibility, bot=request.bot
         )
+        options = with_rated(options, request, self.bot_catalog)
         assert connection.player is not None
         address_key = self.quota.key_of(connection.address)
         public = request.visibility == "public"

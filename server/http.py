@@ -29,6 +29,7 @@ from server.errors import ErrorCode
 from server.export import export_extension, export_text
 from server.http_headers import SECURITY_HEADERS, content_security_policy
 from server.metrics import Metrics
+from server.profile_api import ProfileNotFound, profile_json
 from server.static_files import StaticFiles
 from server.storage import (
     FINISHED_STATUSES,
@@ -47,7 +48,7 @@ log = logging.getLogger(__name__)
 WEBSOCKET_PATH = "/ws"
 DEFAULT_PAGE_SIZE = 20
 
-APP_PAGES = re.compile(r"/(?:match|replay)/[^/]+/?|/finished/?")
+APP_PAGES = re.compile(r"/(?:match|replay|@)/[^/]+/?|/finished/?")
 """Paths the browser client routes itself: the server answers them with its index page."""
 
 PLACEHOLDER_PAGE = """<!doctype html>
@@ -217,6 +218,8 @@ class HttpFront:
             return _json_response(self.bot_catalog.as_json())
         if parts == ["matches"]:
             return await self._list_matches(query, await self._bearer(headers))
+        if len(parts) == 2 and parts[0] == "players":
+            return await self._profile(parts[1], query)
         if len(parts) in (2, 3) and parts[0] == "matches":
             record = await self._stored_match(parts[1])
             if len(parts) == 2:
@@ -224,6 +227,14 @@ class HttpFront:
             if parts[2] == "export":
                 return _export_response(record)
         raise HttpError(http.HTTPStatus.NOT_FOUND, ErrorCode.NOT_FOUND, f"no API at /api/{'/'.join(parts)}")
+
+    async def _profile(self, name: str, query: dict[str, list[str]]) -> Response:
+        try:
+            return _json_response(await profile_json(self.store, name, query))
+        except ValueError as error:
+            raise _bad_query(str(error)) from None
+        except ProfileNotFound as error:
+            raise HttpError(http.HTTPStatus.NOT_FOUND, ErrorCode.NOT_FOUND, str(error)) from None
 
     async def _stored_match(self, match_id: str) -> MatchRecord:
         """The stored match ``match_id``; a 404 for one there is none of, whatever else the path asks."""

@@ -96,6 +96,8 @@ class MatchHost:
             config, metrics, lambda match_id: match_topic(self.config.instance_id, match_id)
         )
         self._tasks: set[asyncio.Task[None]] = set()
+        self.on_finished: Callable[[Match], None] = lambda match: None
+        """Told of each match that ends here, once its result is committed (the server rates it)."""
         metrics.match_counts = self.registry.counts
 
     @functools.cached_property
@@ -468,6 +470,7 @@ class MatchHost:
         if status_changed and after.is_over and not before.is_over:
             self.metrics.matches_finished_total += 1
             self.registry.keep_finished(live)
+            self.on_finished(after)
 
     def _send(
         self,

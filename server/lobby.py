@@ -115,6 +115,7 @@ class _BusEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     host: Annotated[str, msgspec.Meta(pattern=f"^{INSTANCE_ID.pattern}\\Z")]
     url: Annotated[str, msgspec.Meta(pattern="^wss?://", max_length=MAX_URL_LENGTH)]
     created_at: Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ID_LENGTH)]
+    rated: bool = False
     bot_status: _BusNote | None = None
 
 
@@ -156,6 +157,7 @@ def lobby_entry(
         time_control=match.options.time_control,
         seats=list(match.seats),
         bot=match.options.bot,
+        rated=match.options.rated,
         host=host,
         url=url,
         created_at=created_at.isoformat(),

@@ -18,9 +18,6 @@ from dataclasses import dataclass, field, replace
 
 from server.protocol_base import PlayerInfo
 
-DEFAULT_RATING = 1500.0
-DEFAULT_DEVIATION = 350.0
-
 
 @dataclass(frozen=True)
 class RatingRange:

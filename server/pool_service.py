@@ -26,10 +26,11 @@ from server.clock import TimeControl, describe
 from server.config import ServerConfig
 from server.connection import Connection
 from server.errors import ErrorCode, ProtocolError
+from server.fair_use import BotGameCap
 from server.ids import new_match_id
 from server.live import LiveMatch, MatchHost, player_info
 from server.match import Match
-from server.pool import DEFAULT_DEVIATION, DEFAULT_RATING, Pair, Pool, PoolView, Waiter
+from server.pool import Pair, Pool, PoolView, Waiter
 from server.pool_exchange import PoolExchange
 from server.pool_protocol import (
     AcceptPoolBot,
@@ -45,15 +46,11 @@ from server.protocol import BotRequest, MatchOptions, Ok, PlayerInfo, Request
 log = logging.getLogger(__name__)
 
 RatingOf = Callable[[str, str], Awaitable[tuple[float, float]]]
-"""``rating_of(player_id, game) -> (rating, deviation)``: the ratings' lookup (Glicko-2, once wired)."""
+"""``rating_of(player_id, game) -> (rating, deviation)``: a person's Glicko-2 rating now
+(:meth:`server.storage.Store.rating_of`)."""
 
 TICK_S = 1.0
 """How often the pool pairs, drops the long gone and tells waiters how it looks."""
-
-
-async def default_rating(player_id: str, game: str) -> tuple[float, float]:
-    """Everyone's rating until ratings are wired in: a new player's."""
-    return DEFAULT_RATING, DEFAULT_DEVIATION
 
 
 class PoolService:
@@ -67,7 +64,8 @@ class PoolService:
         bot_catalog: BotCatalog,
         rng: random.Random,
         *,
-        rating_of: RatingOf = default_rating,
+        rating_of: RatingOf,
+        bot_games: BotGameCap,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.config = config
@@ -76,7 +74,8 @@ class PoolService:
         self.bot_catalog = bot_catalog
         self.rng = rng
         self.rating_of = rating_of
-        """Wired to the ratings by whoever has them (``Server``); everyone is 1500 until then."""
+        self.bot_games = bot_games
+        """The cap on a person's bot games, which a bot taken instead of a person counts against."""
         self.clock = clock
         self.pool = Pool()
         self.connections: dict[str, Connection] = {}
@@ -174,11 +173,18 @@ class PoolService:
             raise ProtocolError(
                 ErrorCode.NOT_ALLOWED, "no bot is offered to you yet: keep waiting, or leave the pool"
             )
-        self.take_out(player_id)
         bot = BotRequest(level=offer.level, style=offer.style)
-        options = MatchOptions(time_control=waiter.time_control, visibility="public", bot=bot)
+        options = MatchOptions(
+            time_control=waiter.time_control,
+            visibility="public",
+            bot=bot,
+            rated=waiter.rated,
+            bot_rating=offer.rating if waiter.rated else None,
+        )
         match = Match.open(new_match_id(), GAMES[waiter.game], options, self.config.grace_s)
-        await self.host.create(match, connection, self.rng.choice((0, 1)), request.id)
+        with self.bot_games.asked(connection, wants_a_bot=True):
+            self.take_out(player_id)
+            await self.host.create(match, connection, self.rng.choice((0, 1)), request.id)
 
     def disconnected(self, connection: Connection) -> None:
         """A connection closed: its waiter keeps their place for the grace period (a ``pool.join`` from a
@@ -261,8 +267,11 @@ class PoolService:
         second_connection: Connection | None,
         seat: int,
     ) -> LiveMatch:
-        # Private: listed nowhere, so that nobody else takes the second seat before its waiter has it.
-        options = MatchOptions(time_control=first.time_control, visibility="private", bot=None)
+        # Public, so that it is watched and listed in its players' profiles like any game. Nobody else takes
+        # the second seat first: the match's lock is taken for it before anything else runs on the loop.
+        options = MatchOptions(
+            time_control=first.time_control, visibility="public", bot=None, rated=first.rated
+        )
         match = Match.open(new_match_id(), GAMES[first.game], options, self.config.grace_s)
         live = await self.host.create(match, first_connection, seat, None)
         if second_connection is not None:

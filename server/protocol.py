@@ -100,6 +100,11 @@ class MatchOptions(msgspec.Struct, frozen=True):
     """``"M+S"`` (minutes + seconds of increment), ``"M:SS+S"``, or ``"untimed"``."""
     visibility: Literal["public", "private"]
     bot: BotRequest | None
+    rated: bool = False
+    """Whether the result changes the people's ratings (docs/player-ratings.md)."""
+    bot_rating: int | None = None
+    """In a rated match against a bot, the rating its fleet announced for the level: people are rated
+    against it."""
 
 
 class MatchResult(msgspec.Struct, frozen=True):
@@ -125,6 +130,7 @@ class LobbyEntry(msgspec.Struct, frozen=True):
     url: str
     """The WebSocket URL of that instance."""
     created_at: str
+    rated: bool = False
     bot_status: BotStatus | None = None
     """The latest note on the ``bot`` request of an open match, ``null`` when there is none."""
 
@@ -156,6 +162,7 @@ class CreateMatch(Request, tag="match.create", kw_only=True, frozen=True):
     seat: Literal[0, 1, "random"] = "random"
     visibility: Literal["public", "private"] = "public"
     bot: BotRequest | None = None
+    rated: bool = False
 
 
 class JoinMatch(Request, tag="match.join", kw_only=True, frozen=True):

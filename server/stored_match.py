@@ -69,6 +69,8 @@ def _stored_options(options: dict[str, Any]) -> MatchOptions:
         time_control=options.get("time_control", "untimed"),
         visibility=options.get("visibility", "public"),
         bot=protocol.BotRequest(**bot) if bot else None,
+        rated=bool(options.get("rated", False)),
+        bot_rating=options.get("bot_rating"),
     )
 
 

@@ -23,10 +23,21 @@ from sqlalchemy.exc import IntegrityError
 from server.protocol import MAX_NAME_LENGTH, EngineInfo
 from server.storage.engine import create_engine
 from server.storage.migrate import PROJECT_ROOT, upgrade_to_head
-from server.storage.models import Base, ChatLineRow, MatchRow, MoveRow, PlayerRow, SeatRow
+from server.storage.models import (
+    Base,
+    ChatLineRow,
+    MatchRow,
+    MoveRow,
+    PlayerRow,
+    RatingChangeRow,
+    RatingRow,
+    SeatRow,
+)
 from server.text import MAX_STACKED_MARKS, clean_name, clean_text
 
-TABLES = {"players", "matches", "seats", "moves", "chat_lines", "instance_leases"}
+TABLES = {"players", "matches", "seats", "moves", "chat_lines", "instance_leases", "ratings"} | {
+    "rating_changes"
+}
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -108,7 +119,8 @@ async def test_the_command_line_upgrades_and_downgrades(empty_database_url: str)
     assert "Running upgrade 0004 -> 0005" in output and "Running upgrade 0005 -> 0006" in output
     assert "Running upgrade 0006 -> 0007" in output and "Running upgrade 0007 -> 0008" in output
     assert await inspect_tables(empty_database_url) == {*TABLES, "alembic_version"}
-    assert "0008 (head)" in alembic("-x", f"db={empty_database_url}", "current")
+    assert "Running upgrade 0008 -> 0010" in output
+    assert "0010 (head)" in alembic("-x", f"db={empty_database_url}", "current")
 
     alembic("downgrade", "base", env={"PLYARENA_DB": empty_database_url})
     assert await inspect_tables(empty_database_url) == {"alembic_version"}
@@ -355,3 +367,58 @@ async def test_names_chat_and_pvs_stored_before_the_rules_on_invisible_character
         assert clean_text(text, "chat", 200) == text
     for pv in stored_pvs.values():
         assert msgspec.convert({"pv": pv or []}, EngineInfo).pv == (pv or [])
+
+
+async def test_matches_stored_before_ratings_become_casual_and_ratings_start_empty(
+    empty_database_url: str,
+) -> None:
+    """Revision 0010 upgrades a database with players, matches and moves: every match stored before is
+    casual, and the new tables take ratings and their changes."""
+    alembic("-x", f"db={empty_database_url}", "upgrade", "0008")
+    engine = create_engine(empty_database_url, pooled=False)
+    now = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(
+                insert(PlayerRow),
+                [{"id": player_id, "name": player_id, "token_hash": f"hash-{player_id}", "is_bot": False,
+                  "created_at": now, "last_seen_at": now} for player_id in ("p0", "p1")],
+            )  # fmt: skip
+            await connection.execute(
+                insert(MatchRow),
+                [{"id": "m", "game": "connect4", "options": {"time_control": "untimed"}, "status": "finished",
+                  "winner": 0, "reason": "four in a row", "host": "arena", "created_at": now}],
+            )  # fmt: skip
+            await connection.execute(
+                insert(SeatRow),
+                [{"match_id": "m", "seat": seat, "player_id": f"p{seat}", "joined_at": now}
+                 for seat in (0, 1)],
+            )  # fmt: skip
+            await connection.execute(
+                insert(MoveRow),
+                [{"match_id": "m", "ply": 0, "seat": 0, "notation": "4", "think_ms": 0, "played_at": now}],
+            )
+        await upgrade_to_head(engine)
+        async with engine.begin() as connection:
+            assert (await connection.execute(select(MatchRow.id, MatchRow.rated))).all() == [("m", False)]
+            await connection.execute(
+                insert(RatingRow),
+                [{"player_id": "p0", "game": "connect4", "rating": 1662.3, "deviation": 290.3,
+                  "volatility": 0.06, "games": 1, "updated_at": now}],
+            )  # fmt: skip
+            await connection.execute(
+                insert(RatingChangeRow),
+                [{"match_id": "m", "player_id": "p0", "game": "connect4", "rating_before": 1500,
+                  "deviation_before": 350, "rating_after": 1662.3, "deviation_after": 290.3, "at": now}],
+            )  # fmt: skip
+            with pytest.raises(IntegrityError):  # a match rates each of its players once
+                async with connection.begin_nested():
+                    await connection.execute(
+                        insert(RatingChangeRow),
+                        [{"match_id": "m", "player_id": "p0", "game": "connect4", "rating_before": 1,
+                          "deviation_before": 1, "rating_after": 1, "deviation_after": 1, "at": now}],
+                    )  # fmt: skip
+            moves = (await connection.execute(select(MoveRow.match_id, MoveRow.notation))).all()
+        assert moves == [("m", "4")]
+    finally:
+        await engine.dispose()

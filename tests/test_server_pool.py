@@ -12,8 +12,10 @@ from typing import Any
 from support.client import ArenaClient
 from support.fixtures import Connect, StartServer
 from support.services import PrivateMosquitto
+from test_rated_matches import profile_when, rated_in
 
 from server.app import Server
+from server.glicko2 import NEW_PLAYER, Result, rate
 
 TIC_TAC_TOE_WIN = ["a1", "a2", "b1", "b2", "c1"]
 """Seat 0 takes the top row."""
@@ -51,6 +53,16 @@ async def test_two_people_in_one_pool_are_paired_and_play_a_game(arena: Server, 
     assert ended["winner"] == 0 and ended["status"] == "finished"
     # Paired once: neither waits any more, so leaving says so.
     assert (await ann.request("pool.leave"))["code"] == "not_found"
+
+    # The game was rated: both profiles show the new ratings and the game.
+    winner = rate(NEW_PLAYER, [Result(NEW_PLAYER, 1.0)], periods=0.0)
+    loser = rate(NEW_PLAYER, [Result(NEW_PLAYER, 0.0)], periods=0.0)
+    for client, after in ((by_seat[0], winner), (by_seat[1], loser)):
+        profile = await profile_when(arena, f"id:{client.player_id}", rated_in("tictactoe"))
+        assert profile["ratings"]["tictactoe"]["rating"] == round(after.rating)
+        [game] = profile["games"]
+        assert game["match_id"] == match_id and game["rated"] is True
+        assert game["rating"] == {"before": 1500, "after": round(after.rating)}
 
 
 async def test_waiters_of_different_pools_are_not_paired_and_leaving_twice_is_refused(

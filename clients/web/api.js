@@ -69,6 +69,14 @@ export const api = {
     }
   },
   match: (id) => getJson(`/api/matches/${encodeURIComponent(id)}`),
+  /** A player's profile (`name`, or `id:` and an id); `filters` pick and page its games. */
+  profile(name, filters = {}) {
+    const query = new URLSearchParams();
+    for (const [key, value] of Object.entries(filters)) {
+      if (value !== undefined && value !== null && value !== "") query.set(key, String(value));
+    }
+    return getJson(`/api/players/${encodeURIComponent(name)}${query.size ? `?${query}` : ""}`);
+  },
   async exportText(id) {
     const path = `/api/matches/${encodeURIComponent(id)}/export`;
     const response = await fetch(path);

@@ -1,7 +1,7 @@
 /**
  * The browser client's entry point: identity, the connection, the status bar and routing.
  *
- * Routes are real paths (`/`, `/match/{id}`, `/replay/{id}`, `/finished`) so every
+ * Routes are real paths (`/`, `/match/{id}`, `/replay/{id}`, `/finished`, `/@/{name}`) so every
  * page can be shared and reloaded; the server answers all of them with this app.
  * Each view module exports `mount(container, app, params)` and returns a function
  * that tears the view down.
@@ -13,6 +13,7 @@ import { Connection } from "./net.js";
 import * as finished from "./finished.js";
 import * as lobby from "./lobby.js";
 import * as match from "./match.js";
+import * as profile from "./profile.js";
 import * as replay from "./replay.js";
 
 /** The WebSocket endpoint (docs/protocol.md). */
@@ -23,6 +24,7 @@ const ROUTES = [
   [/^\/match\/([^/]+)\/?$/, match],
   [/^\/replay\/([^/]+)\/?$/, replay],
   [/^\/finished\/?$/, finished],
+  [/^\/@\/([^/]+)\/?$/, profile],
 ];
 
 const STATUS_TEXT = {

@@ -8,6 +8,7 @@ import { loadCatalog } from "./catalog.js";
 import { h, replaceChildren } from "./dom.js";
 import { botBadge } from "./icons.js";
 import { botForm, peopleForm } from "./lobby_forms.js";
+import { profileLink } from "./profile.js";
 import { quickPairing } from "./quick_pair.js";
 
 function playerLabel(player) {
@@ -15,8 +16,7 @@ function playerLabel(player) {
   return h(
     "span",
     { class: player.bot ? "player bot" : "player" },
-    player.name,
-    player.bot ? botBadge() : null,
+    profileLink(player, player.bot ? botBadge() : null),
   );
 }
 
@@ -190,7 +190,8 @@ export function mount(container, app) {
       h(
         "span",
         { class: "meta" },
-        `${entry.time_control === "untimed" ? "untimed" : entry.time_control} · ${entry.status}${waiting}`,
+        `${entry.time_control === "untimed" ? "untimed" : entry.time_control} · ${entry.rated ? "rated" : "casual"} · ` +
+          `${entry.status}${waiting}`,
       ),
       entry.status === "open" && entry.bot_status
         ? h("span", { class: "meta bot-status" }, entry.bot_status.reason)

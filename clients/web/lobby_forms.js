@@ -35,6 +35,18 @@ function select(name, options, value) {
   );
 }
 
+/** Casual or rated: whether the result changes the players' ratings (docs/player-ratings.md). */
+function ratedSelect() {
+  return select(
+    "rated",
+    [
+      ["false", "Casual"],
+      ["true", "Rated"],
+    ],
+    "false",
+  );
+}
+
 function seatOptions(game) {
   return [
     ["random", "Random"],
@@ -64,6 +76,7 @@ export function botForm(catalog, create) {
   level.setAttribute("aria-describedby", description.id);
   const time = select("time_control", TIME_CONTROLS, "untimed");
   const seat = h("select", { name: "seat" });
+  const rated = ratedSelect();
   const submit = h("button", { type: "submit", class: "primary" }, "Play the bot");
 
   const unknownLevels = Array.from({ length: 8 }, (_, i) => ({
@@ -90,9 +103,12 @@ export function botForm(catalog, create) {
     }
     const busy =
       chosen && !chosen.available ? " Every such bot is busy: the match waits for a free one." : "";
-    const rated = chosen?.rating;
-    const rating = rated ? ` Rated ${rated.elo} Elo (${ratingNote(rated)}).` : "";
+    const measured = chosen?.rating;
+    const rating = measured ? ` Rated ${measured.elo} Elo (${ratingNote(measured)}).` : "";
     description.textContent = `${chosen?.description ?? ""}${rating}${busy}`;
+    // A game against a bot can be rated only at a rating its fleet announces.
+    rated.querySelector('option[value="true"]').disabled = !measured;
+    if (!measured) rated.value = "false";
   }
   function showGame() {
     const rows = levelsOf(game.value);
@@ -128,6 +144,7 @@ export function botForm(catalog, create) {
             seat: seat.value === "random" ? "random" : Number(seat.value),
             visibility: "public",
             bot: { level: chosenLevel().level, style: chosenLevel().style },
+            rated: rated.value === "true",
           },
           submit,
         );
@@ -138,6 +155,7 @@ export function botForm(catalog, create) {
     field("Bot level", level),
     description,
     h("div", { class: "field-row" }, field("Time", time), field("Your side", seat)),
+    field("Rating", rated),
     submit,
   );
 }
@@ -159,6 +177,7 @@ export function peopleForm(catalog, create) {
     ],
     "public",
   );
+  const rated = ratedSelect();
   const submit = h("button", { type: "submit" }, "Open the match");
   const showSeats = () =>
     replaceChildren(
@@ -180,6 +199,7 @@ export function peopleForm(catalog, create) {
             time_control: time.value,
             seat: seat.value === "random" ? "random" : Number(seat.value),
             visibility: visibility.value,
+            rated: rated.value === "true",
           },
           submit,
         );
@@ -189,6 +209,7 @@ export function peopleForm(catalog, create) {
     field("Game", game),
     h("div", { class: "field-row" }, field("Time", time), field("Your side", seat)),
     field("Who can join", visibility),
+    field("Rating", rated),
     submit,
   );
 }

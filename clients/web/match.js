@@ -403,7 +403,8 @@ export function mount(container, app, [matchId]) {
     const game = catalog.byName[state.game];
     const timeControl = state.options?.time_control ?? "untimed";
     const watching = model.mySeat === null ? " · watching" : "";
-    ui.title.textContent = `${game?.title ?? state.game} · ${timeControl}${watching}`;
+    const rated = state.options?.rated ? " · rated" : "";
+    ui.title.textContent = `${game?.title ?? state.game} · ${timeControl}${rated}${watching}`;
     const live = {
       grid: state.board,
       legal: state.legal,

@@ -2,6 +2,7 @@
 
 import { h, replaceChildren, svg } from "./dom.js";
 import { botBadge } from "./icons.js";
+import { profileLink } from "./profile.js";
 
 export class PlayerStrip {
   constructor(seat, boardModule, clockFace) {
@@ -35,7 +36,7 @@ export class PlayerStrip {
     this.element.classList.toggle("to-move", toMove);
     this.element.classList.toggle("away", Boolean(player) && !connected);
     if (player)
-      replaceChildren(this.name, player.name, player.bot ? botBadge() : null, isYou ? " (you)" : null);
+      replaceChildren(this.name, profileLink(player, player.bot ? botBadge() : null), isYou ? " (you)" : null);
     else replaceChildren(this.name, "Waiting for a player…");
     this.notes = [side];
     if (count) this.notes.push(count);

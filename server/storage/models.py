@@ -30,6 +30,7 @@ from sqlalchemy import (
     CheckConstraint,
     DateTime,
     Dialect,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -37,6 +38,7 @@ from sqlalchemy import (
     SmallInteger,
     String,
     TypeDecorator,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -163,6 +165,8 @@ class MatchRow(Base):
     started_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]
     rematch_of: Mapped[str | None] = mapped_column(String(64), ForeignKey("matches.id"))
+    rated: Mapped[bool] = mapped_column(server_default=false())
+    """Whether the result changes the players' ratings (chosen at creation; also in ``options``)."""
 
     seats: Mapped[list[SeatRow]] = relationship(order_by="SeatRow.seat", lazy="raise")
     moves: Mapped[list[MoveRow]] = relationship(order_by="MoveRow.ply", lazy="raise")
@@ -174,6 +178,7 @@ class MatchRow(Base):
         Index("ix_matches_game_created_at_id", "game", "created_at", "id"),
         Index("ix_matches_status_created_at_id", "status", "created_at", "id"),
         Index("ix_matches_rematch_of", "rematch_of", unique=True),  # one rematch a match
+        Index("ix_matches_rated_finished_at", "rated", "finished_at"),  # the ratings' sweep
     )
 
 
@@ -254,3 +259,37 @@ class InstanceLeaseRow(Base):
     epoch: Mapped[int] = mapped_column(BigInteger)
     expires_at: Mapped[datetime | None]
     """When the lease lapses unless renewed; ``NULL`` once another instance took its matches over."""
+
+
+class RatingRow(Base):
+    """A person's Glicko-2 rating in one game (bots keep their fleet's ladder rating, never stored here)."""
+
+    __tablename__ = "ratings"
+
+    player_id: Mapped[str] = mapped_column(String(64), ForeignKey("players.id"), primary_key=True)
+    game: Mapped[str] = mapped_column(String(32), primary_key=True)
+    rating: Mapped[float] = mapped_column(Float)
+    deviation: Mapped[float] = mapped_column(Float)
+    volatility: Mapped[float] = mapped_column(Float)
+    games: Mapped[int] = mapped_column(Integer)
+    """Rated games counted in it."""
+    updated_at: Mapped[datetime]
+    """When its last rated game ended: the deviation grows from then on."""
+
+
+class RatingChangeRow(Base):
+    """What one rated match did to one person's rating: the history a profile plots, and the mark that
+    the match was rated (its key lets a match rate each of its players once)."""
+
+    __tablename__ = "rating_changes"
+
+    match_id: Mapped[str] = mapped_column(String(64), ForeignKey("matches.id"), primary_key=True)
+    player_id: Mapped[str] = mapped_column(String(64), ForeignKey("players.id"), primary_key=True)
+    game: Mapped[str] = mapped_column(String(32))
+    rating_before: Mapped[float] = mapped_column(Float)
+    deviation_before: Mapped[float] = mapped_column(Float)
+    rating_after: Mapped[float] = mapped_column(Float)
+    deviation_after: Mapped[float] = mapped_column(Float)
+    at: Mapped[datetime]
+
+    __table_args__ = (Index("ix_rating_changes_player_id_game_at", "player_id", "game", "at"),)

@@ -57,6 +57,8 @@ from server.storage.leases import LEASE_S
 from server.storage.migrate import upgrade_to_head
 from server.storage.models import UNFINISHED_STATUSES, ChatLineRow, MatchRow, MoveRow, PlayerRow, SeatRow
 from server.storage.pending import Ledger, PendingWrite
+from server.storage.profiles import Profiles
+from server.storage.ratings import RatingBook
 from server.storage.records import (
     ChatRecord,
     EngineInfo,
@@ -97,6 +99,10 @@ class Store:
         with nothing queued."""
         self._closing = False
         self._writer = asyncio.create_task(self._write_loop(), name="plyarena-store-writer")
+        self.ratings = RatingBook(engine)
+        """People's ratings: read, and each rated match applied once (:mod:`server.storage.ratings`)."""
+        self.profiles = Profiles(engine)
+        """What a player's profile shows (:mod:`server.storage.profiles`)."""
 
     @property
     def stats(self) -> WriteStats:
@@ -185,6 +191,10 @@ class Store:
         player = PlayerRecord(id=uuid.uuid4().hex, name=name, is_bot=is_bot, created_at=datetime.now(UTC))
         await self.commit(writes.new_player(player, token_hash))
         return player
+
+    async def rating_of(self, player_id: str, game: str) -> tuple[float, float]:
+        """``player_id``'s rating and deviation in ``game`` now; 1500 and 350 for one not yet rated in it."""
+        return await self.ratings.rating_of(player_id, game, datetime.now(UTC))
 
     async def player_by_token_hash(self, token_hash: str) -> PlayerRecord | None:
         async with self._reading("player lookup"), self._sessions() as session:

@@ -56,6 +56,7 @@ def new_match(match: MatchRecord, joined_at: datetime) -> Write:
         "started_at": match.started_at,
         "finished_at": match.finished_at,
         "rematch_of": match.rematch_of,
+        "rated": bool(match.options.get("rated", False)),
     }
     return (Part(Kind.NEW_MATCH, row), *(new_seat(match.id, seat, joined_at)[0] for seat in match.seats))
 

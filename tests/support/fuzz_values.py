@@ -398,6 +398,7 @@ SCHEMAS: dict[str, dict[str, Field]] = {
         "seat": OneOf((0, 1, "random")),
         "visibility": OneOf(("public", "private")),
         "bot": nullable(BOT),
+        "rated": Boolean(),
     },
     "match.join": {"match_id": MATCH_ID, "seat": nullable(Integer(0, 1))},
     "match.watch": {
