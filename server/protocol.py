@@ -17,6 +17,7 @@ from typing import Annotated, Literal, TypeAlias
 
 import msgspec
 
+from server.account_messages import AccountClaimed, LoggedOut, Logout, Password, Register
 from server.decoding import (
     MAX_ID_LENGTH,
     UNREADABLE,
@@ -29,10 +30,15 @@ from server.decoding import (
 from server.decoding import MAX_NESTING as MAX_NESTING
 from server.decoding import peek_request_id as peek_request_id
 from server.errors import ErrorCode
+from server.message_base import MAX_NAME_LENGTH as MAX_NAME_LENGTH
+from server.message_base import RAW_TEXT_ALLOWANCE as RAW_TEXT_ALLOWANCE
+from server.message_base import Name as Name
+from server.message_base import PlayerInfo as PlayerInfo
+from server.message_base import Request as Request
+from server.message_base import ServerMessage as ServerMessage
 
 PROTOCOL_VERSION = 1
 
-MAX_NAME_LENGTH = 32
 MAX_CHAT_LENGTH = 200
 MAX_MOVE_LENGTH = 32
 MAX_PV_LENGTH = 64
@@ -40,10 +46,6 @@ MAX_TOKEN_LENGTH = 128
 MAX_BOT_STATUS_LENGTH = 200
 
 MatchId = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ID_LENGTH)]
-RAW_TEXT_ALLOWANCE = 4
-"""Names and chat are limited after they are normalised and stripped (server/text.py); the wire takes
-up to this many times more, for decomposed accents and surrounding spaces."""
-Name = Annotated[str, msgspec.Meta(min_length=1, max_length=RAW_TEXT_ALLOWANCE * MAX_NAME_LENGTH)]
 Token = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_TOKEN_LENGTH)]
 MAX_FLEET_KEY_LENGTH = 256
 FleetKey = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_FLEET_KEY_LENGTH)]
@@ -68,14 +70,6 @@ BotStatusState = Literal["queued", "unavailable", "coming"]
 
 
 # --------------------------------------------------------------------------- shared parts
-
-
-class PlayerInfo(msgspec.Struct, frozen=True):
-    """A player as others see them: never their token."""
-
-    id: str
-    name: str
-    bot: bool
 
 
 class BotRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -149,20 +143,13 @@ class LobbyEntry(msgspec.Struct, frozen=True):
 # --------------------------------------------------------------------------- client -> server
 
 
-class Request(
-    msgspec.Struct, tag_field="type", forbid_unknown_fields=True, kw_only=True, frozen=True, gc=False
-):
-    """Base of every request. Untracked by the garbage collector, as is every message here: decoded
-    from JSON or built from values, a message can never close a reference cycle (see ``Match``)."""
-
-    id: RequestId = None
-
-
 class Hello(Request, tag="hello", kw_only=True, frozen=True):
-    """Say who you are: a ``name`` the first time, your ``token`` to come back."""
+    """Say who you are: a ``name`` the first time, your ``token`` to come back, or a claimed ``name``
+    with its ``password`` to log in."""
 
     name: Name | None = None
     token: Token | None = None
+    password: Password | None = None
     bot: bool = False
     fleet_key: FleetKey | None = None
     """The operator's secret, from a fleet it trusts: lets this connection post ``bot.status`` notes."""
@@ -273,21 +260,14 @@ ClientMessage: TypeAlias = (
     | DeclineRematch
     | SendChat
     | SetBotStatus
+    | Register
+    | Logout
 )
 
 REQUEST_TYPES: dict[str, type[Request]] = {cls.__struct_config__.tag: cls for cls in ClientMessage.__args__}
 
 
 # --------------------------------------------------------------------------- server -> client
-
-
-class ServerMessage(
-    msgspec.Struct, tag_field="type", kw_only=True, frozen=True, omit_defaults=True, gc=False
-):
-    """Base of every server message. ``id`` echoes the request a message answers and is left out otherwise.
-    Untracked by the garbage collector, as every request is."""
-
-    id: RequestId = None
 
 
 class Welcome(ServerMessage, tag="welcome", kw_only=True, frozen=True):
@@ -298,6 +278,8 @@ class Welcome(ServerMessage, tag="welcome", kw_only=True, frozen=True):
     instance: str
     matches: list[str]
     """Unfinished matches on this server in which you hold a seat: ``match.watch`` them to resume."""
+    claimed: bool = False
+    """Whether your name is claimed with a password (so you may log out, and log in elsewhere)."""
 
 
 class Error(ServerMessage, tag="error", kw_only=True, frozen=True):
@@ -557,6 +539,8 @@ def error_message(code: ErrorCode, message: str, request_id: RequestId, url: str
 
 AnyServerMessage: TypeAlias = (
     Welcome
+    | AccountClaimed
+    | LoggedOut
     | Error
     | Ok
     | LobbySnapshot

@@ -21,12 +21,14 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from server.protocol import MAX_NAME_LENGTH, EngineInfo
+from server.storage import Store
 from server.storage.engine import create_engine
 from server.storage.migrate import PROJECT_ROOT, upgrade_to_head
 from server.storage.models import Base, ChatLineRow, MatchRow, MoveRow, PlayerRow, SeatRow
 from server.text import MAX_STACKED_MARKS, clean_name, clean_text
+from server.tokens import hash_token
 
-TABLES = {"players", "matches", "seats", "moves", "chat_lines", "instance_leases"}
+TABLES = {"players", "matches", "seats", "moves", "chat_lines", "instance_leases", "sessions"}
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -107,8 +109,9 @@ async def test_the_command_line_upgrades_and_downgrades(empty_database_url: str)
     assert "Running upgrade 0002 -> 0003" in output and "Running upgrade 0003 -> 0004" in output
     assert "Running upgrade 0004 -> 0005" in output and "Running upgrade 0005 -> 0006" in output
     assert "Running upgrade 0006 -> 0007" in output and "Running upgrade 0007 -> 0008" in output
+    assert "Running upgrade 0008 -> 0009" in output
     assert await inspect_tables(empty_database_url) == {*TABLES, "alembic_version"}
-    assert "0008 (head)" in alembic("-x", f"db={empty_database_url}", "current")
+    assert "0009 (head)" in alembic("-x", f"db={empty_database_url}", "current")
 
     alembic("downgrade", "base", env={"PLYARENA_DB": empty_database_url})
     assert await inspect_tables(empty_database_url) == {"alembic_version"}
@@ -355,3 +358,45 @@ async def test_names_chat_and_pvs_stored_before_the_rules_on_invisible_character
         assert clean_text(text, "chat", 200) == text
     for pv in stored_pvs.values():
         assert msgspec.convert({"pv": pv or []}, EngineInfo).pv == (pv or [])
+
+
+async def test_players_and_their_tokens_stored_before_accounts_are_kept(empty_database_url: str) -> None:
+    """Revision 0009 adds claimed names and sessions to a database with players and games: every player is
+    a guest after it, under the same name, and their token still finds them."""
+    alembic("-x", f"db={empty_database_url}", "upgrade", "0008")
+    engine = create_engine(empty_database_url, pooled=False)
+    now = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
+    players = {"a1" * 16: "Ada", "b2" * 16: "ada"}  # guests' names may repeat, in any case
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(
+                insert(PlayerRow),
+                [{"id": player_id, "name": name, "token_hash": hash_token(f"token-{player_id}"),
+                  "is_bot": False, "created_at": now, "last_seen_at": now}
+                 for player_id, name in players.items()],
+            )  # fmt: skip
+            await connection.execute(
+                insert(MatchRow),
+                [{"id": "m", "game": "connect4", "options": {}, "status": "finished", "host": "arena",
+                  "created_at": now}],
+            )  # fmt: skip
+            await connection.execute(
+                insert(SeatRow),
+                [{"match_id": "m", "seat": seat, "player_id": player_id, "joined_at": now}
+                 for seat, player_id in enumerate(players)],
+            )  # fmt: skip
+        await upgrade_to_head(engine)
+        async with engine.connect() as connection:
+            rows = (await connection.execute(select(PlayerRow.id, PlayerRow.name, PlayerRow.name_key))).all()
+            seats = (
+                (await connection.execute(select(SeatRow.player_id).order_by(SeatRow.seat))).scalars().all()
+            )
+    finally:
+        await engine.dispose()
+    assert sorted(rows) == sorted((player_id, name, None) for player_id, name in players.items())
+    assert seats == list(players)
+    async with await Store.open(empty_database_url, migrate=False) as store:
+        for player_id, name in players.items():
+            owner = await store.token_owner(hash_token(f"token-{player_id}"))
+            assert owner is not None
+            assert (owner[0].id, owner[0].name, owner[0].claimed, owner[1]) == (player_id, name, False, False)
