@@ -278,7 +278,7 @@ class Welcome(ServerMessage, tag="welcome", kw_only=True, frozen=True):
     instance: str
     matches: list[str]
     """Unfinished matches on this server in which you hold a seat: ``match.watch`` them to resume."""
-    claimed: bool = False
+    claimed: bool
     """Whether your name is claimed with a password (so you may log out, and log in elsewhere)."""
 
 
