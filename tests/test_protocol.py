@@ -38,6 +38,8 @@ def test_every_request_type_decodes_from_its_minimal_form() -> None:
         "bot.status": {"match_id": "m", "state": "queued", "reason": "fleet full"},
         "lobby.subscribe": {},
         "lobby.unsubscribe": {},
+        "account.register": {"password": "a long password"},
+        "account.logout": {},
     }
     for tag, cls in protocol.REQUEST_TYPES.items():
         fields = minimal.get(tag, {"match_id": "m"})

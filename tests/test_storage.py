@@ -57,7 +57,7 @@ async def emptied(postgres_url: str) -> str:
     try:
         await upgrade_to_head(engine)
         async with engine.begin() as connection:
-            await connection.execute(text("TRUNCATE chat_lines, moves, seats, matches, players"))
+            await connection.execute(text("TRUNCATE chat_lines, moves, seats, matches, sessions, players"))
     finally:
         await engine.dispose()
     return postgres_url

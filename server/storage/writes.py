@@ -28,6 +28,8 @@ def new_player(player: PlayerRecord, token_hash: str) -> Write:
         "is_bot": player.is_bot,
         "created_at": player.created_at,
         "last_seen_at": player.created_at,
+        "name_key": None,  # a guest: a name is claimed later, with a password (:func:`name_claim`)
+        "password_hash": None,
     }
     return (Part(Kind.NEW_PLAYER, row),)
 
