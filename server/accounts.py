@@ -77,11 +77,9 @@ class Accounts:
     async def identify(self, connection: Connection, request: protocol.Hello) -> tuple[PlayerRecord, str]:
         """The player ``request`` says hello as, and the token to give back; raises :class:`ProtocolError`
         (``bad_token``, ``bad_login``, ``rate_limited``, ``bad_field``) with nothing changed."""
-        if request.password is not None:
-            if request.name is None or request.token is not None:
-                raise ProtocolError(
-                    ErrorCode.BAD_FIELD, "a login is hello with a name and a password, no token"
-                )
+        if request.token is None and request.password is not None:  # (a token outranks a name and password)
+            if request.name is None:
+                raise ProtocolError(ErrorCode.BAD_FIELD, "a login is hello with a name and a password")
             return await self._log_in(connection, request.name, request.password)
         if request.token is not None:
             token = request.token
