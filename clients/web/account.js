@@ -96,8 +96,8 @@ export function loginForm(app) {
 }
 
 /**
- * The panel for `app`'s current identity: log in for anyone; sign up for a guest who is connected; log
- * out (here, everywhere) for a player whose name is claimed.
+ * The panel for `app`'s current identity: for a guest, sign up (once connected), log in as another
+ * player, or start again under a new name; for a player whose name is claimed, log out here or everywhere.
  */
 export function accountPanel(app) {
   const claimed = Boolean(app.connection?.welcome?.claimed);
@@ -123,12 +123,19 @@ export function accountPanel(app) {
         ),
       );
     }
-    forms.push(loginForm(app));
+    forms.push(
+      loginForm(app),
+      h(
+        "button",
+        { type: "button", class: "link", "aria-label": "Play under a new name", onclick: () => app.startOver() },
+        "Play under a new name",
+      ),
+    );
   }
   return h(
     "details",
     { class: "account" },
-    h("summary", {}, claimed ? "Account" : "Sign up or log in"),
+    h("summary", {}, "Account"),
     h("div", { class: "account-panel" }, forms),
   );
 }

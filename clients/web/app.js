@@ -272,25 +272,16 @@ class App {
     replaceChildren(
       this.who,
       h("span", { class: "me", title: claimed ? "Your claimed name" : "Your name" }, this.identity.name),
-      claimed
-        ? null
-        : h(
-            "button",
-            {
-              class: "link",
-              type: "button",
-              "aria-label": "Play under a new name",
-              onclick: () => {
-                const sure = confirm("Start again under a new name? Games in progress stay with your old name.");
-                if (!sure) return;
-                forgetIdentity();
-                location.assign("/");
-              },
-            },
-            "new name",
-          ),
       accountPanel(this),
     );
+  }
+
+  /** Forgets this browser's guest, after asking, and starts again under a new name. */
+  startOver() {
+    const sure = confirm("Start again under a new name? Games in progress stay with your old name.");
+    if (!sure) return;
+    forgetIdentity();
+    location.assign("/");
   }
 
   #followLink(event) {
