@@ -1,11 +1,14 @@
-"""Accounts in Chromium: sign up, log out, log in on a second browser context and resume a live match
-there; a wrong password is told in the form and changes nothing."""
+"""Accounts in Chromium: a guest with a finished game and a live one signs up, logs out, logs in on a
+second browser context, finds the finished game among theirs and resumes the live one; a wrong password
+is told in the form and changes nothing; logging out everywhere reaches every browser."""
 
 from __future__ import annotations
 
+import re
 import uuid
 
 from playwright.async_api import Browser, Page, expect
+from support.client import ArenaClient
 from support.web import (
     PageErrors,
     moves_played,
@@ -16,6 +19,8 @@ from support.web import (
     wait_for_my_turn_or_end,
 )
 from support.web_fixtures import IN_MODULE_LOOP
+
+from server.app import Server
 
 PASSWORD = "a long browser password"
 
@@ -29,12 +34,21 @@ async def log_in(page: Page, name: str, password: str) -> None:
 
 @IN_MODULE_LOOP
 async def test_sign_up_log_out_and_log_in_elsewhere_to_resume_a_live_match(
-    browser: Browser, base_url: str
+    browser: Browser, base_url: str, arena_server: Server
 ) -> None:
     name = f"Ada {uuid.uuid4().hex[:6]}"
     laptop = await open_page(browser, base_url)
     errors = [PageErrors(laptop)]
-    await sign_in(laptop, name)
+    # As a guest, a game against a person, which the person resigns: it is in the guest's history.
+    async with await ArenaClient.connect(arena_server.ws_url) as rival:
+        await rival.hello("Resigner")
+        finished_id = (await rival.request("match.create", game="tictactoe", seat=0))["match_id"]
+        await sign_in(laptop, name, path=f"/match/{finished_id}")
+        await laptop.get_by_role("button", name=re.compile(r"^Join as ")).click()
+        await rival.expect(type_="started", match_id=finished_id)
+        assert (await rival.request("resign", match_id=finished_id))["type"] == "ended"
+        await expect(laptop.locator(".banner")).to_contain_text("You won")
+    await laptop.goto("/")
     match_id = await play_bot(laptop, "Othello", 1, "Black (moves first)")
     assert await wait_for_my_turn_or_end(laptop)
     await play_first_legal_move(laptop)
@@ -67,6 +81,12 @@ async def test_sign_up_log_out_and_log_in_elsewhere_to_resume_a_live_match(
     await log_in(phone, name.upper(), PASSWORD)
     await expect(phone.get_by_role("status").filter(has_text="Online")).to_be_visible()
     await expect(phone.locator("#who .me")).to_have_text(name)
+    await phone.goto("/finished?mine=1")
+    await expect(phone.locator(".finished-list .match-entry")).to_have_count(1)
+    await expect(phone.locator(".finished-list .match-entry")).to_contain_text(
+        f"{name} (X) won: Resigner (O) resigned"
+    )
+    await phone.get_by_role("navigation", name="Main").get_by_role("link", name="Lobby").click()
     resume = phone.locator(".your-games").locator(f'a[href="/match/{match_id}"]')
     await expect(resume).to_have_text("Resume")
     await resume.click()
