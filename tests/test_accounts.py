@@ -4,6 +4,7 @@ with nothing changed; no password or token reaches a log or anyone else."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import uuid
@@ -14,7 +15,11 @@ from support.fixtures import Connect, StartServer
 from support.play import decisive_game, open_match, play_moves
 from test_server_http import http_get
 
+from server.accounts import name_key
 from server.app import Server
+from server.errors import storage_failure
+from server.storage import NameTakenError, writes
+from server.tokens import hash_token, new_token
 
 PASSWORD = "correct horse battery"
 
@@ -212,3 +217,23 @@ async def test_no_password_or_token_reaches_a_log_or_another_player(
     seen = server_logs + json.dumps(watcher.received)
     for secret in secrets:
         assert secret and secret not in seen
+
+
+async def test_two_claims_of_one_name_at_once_leave_it_to_one_player(arena: Server) -> None:
+    """The check before a claim can pass for two players at once: the database's unique key on the folded
+    name still lets only one have it, and the other is told ``name_taken``."""
+    store = arena.store
+    first, second = [await store.create_player(unique("Twin"), hash_token(new_token())) for _ in range(2)]
+    name = unique("Contested")
+    results = await asyncio.gather(
+        *(
+            store.commit(writes.name_claim(player.id, case(name), name_key(name), "hash"))
+            for player, case in ((first, str.lower), (second, str.upper))
+        ),
+        return_exceptions=True,
+    )
+    assert sorted(type(result).__name__ for result in results) == ["NameTakenError", "NoneType"]
+    refused = next(result for result in results if isinstance(result, NameTakenError))
+    assert storage_failure(refused).code == "name_taken"
+    claimed = await store.claimed_player(name_key(name))
+    assert claimed is not None and claimed[0].id in (first.id, second.id) and claimed[0].claimed
