@@ -37,7 +37,7 @@ class AccountClaimed(ServerMessage, tag="account.claimed", kw_only=True, frozen=
 
 
 class LoggedOut(ServerMessage, tag="account.logged_out", kw_only=True, frozen=True):
-    """The reply to ``account.logout``, and the word to every other connection of the player when it
-    logs out everywhere: the server closes each such connection right after."""
+    """The reply to ``account.logout``, and the word to every other connection whose token it ended
+    (all of the player's, logging out everywhere): the server closes each such connection right after."""
 
     everywhere: bool

@@ -165,8 +165,8 @@ class Accounts:
         connection.send(protocol.AccountClaimed(player=player_info(claimed), id=request.id))
 
     async def logout(self, connection: Connection, request: protocol.Logout) -> None:
-        """End this connection's token (or every token of the player), say so, and close the connection
-        (and with ``everywhere`` every other of the player's here)."""
+        """End this connection's token (or every token of the player), say so, and close every connection
+        here that said hello with an ended token."""
         player = connection.player
         assert player is not None
         if not player.claimed:
@@ -184,11 +184,11 @@ class Accounts:
         log.info("player %s logged out%s", player.id, " everywhere" if request.everywhere else "")
         connection.send(protocol.LoggedOut(everywhere=request.everywhere, id=request.id))
         connection.close(CloseCode.NORMAL_CLOSURE, LOGGED_OUT_REASON)
-        if request.everywhere:
-            for other in list(self.connections.get(player.id, ())):
-                if other is not connection:
-                    other.send(protocol.LoggedOut(everywhere=True))
-                    other.close(CloseCode.NORMAL_CLOSURE, LOGGED_OUT_REASON)
+        for other in list(self.connections.get(player.id, ())):
+            ended = request.everywhere or self.token_hashes.get(other, ("",))[0] == token_hash
+            if other is not connection and ended:  # (another tab of this browser shares its token)
+                other.send(protocol.LoggedOut(everywhere=request.everywhere))
+                other.close(CloseCode.NORMAL_CLOSURE, LOGGED_OUT_REASON)
 
     # ----------------------------------------------------------------- limits
 

@@ -237,3 +237,24 @@ async def test_two_claims_of_one_name_at_once_leave_it_to_one_player(arena: Serv
     assert storage_failure(refused).code == "name_taken"
     claimed = await store.claimed_player(name_key(name))
     assert claimed is not None and claimed[0].id in (first.id, second.id) and claimed[0].claimed
+
+
+async def test_log_out_closes_the_connections_that_share_the_token_and_no_other(
+    arena: Server, connect: Connect
+) -> None:
+    name = unique("Tabs")
+    guest = await connect.player(arena, name)
+    assert (await guest.request("account.register", password=PASSWORD))["type"] == "account.claimed"
+    tab = await log_in(connect, arena, name)
+    other_tab = await connect.player(arena, token=tab.token)  # another tab of the same browser
+    elsewhere = await log_in(connect, arena, name)
+    await tab.request("account.logout")
+    assert await other_tab.expect(type_="account.logged_out") == {
+        "type": "account.logged_out",
+        "everywhere": False,
+    }
+    await other_tab.websocket.wait_closed()
+    # Another device's login, and the token the guest was made with, go on.
+    assert (await elsewhere.request("lobby.subscribe"))["type"] == "lobby.snapshot"
+    assert (await guest.request("lobby.subscribe"))["type"] == "lobby.snapshot"
+    assert not [m for m in elsewhere.take_unread() + guest.take_unread() if m["type"] == "account.logged_out"]

@@ -137,8 +137,8 @@ class App {
       this.toast("The server no longer knew you, so you have a new identity under the same name.", "error"),
     );
     connection.on("hello.refused", ({ message }) => current() && this.#nameRefusedBy(message));
-    connection.on("account.logged_out", ({ id }) => {
-      if (current() && id === undefined) this.#signedOut("You were logged out everywhere.");
+    connection.on("account.logged_out", ({ id, everywhere }) => {
+      if (current() && id === undefined) this.#signedOut(everywhere ? "You were logged out everywhere." : "Logged out.");
     });
     connection.connect();
     for (const resolve of this.waitingForName.splice(0)) resolve(connection);
