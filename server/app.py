@@ -28,6 +28,7 @@ from websockets.http11 import Request as HttpRequest
 
 from games import GAMES
 from server import protocol
+from server.accounts import Accounts
 from server.addresses import AddressQuota, Allowance, parse_networks
 from server.bot_catalog import BotCatalog
 from server.bus import EventBus, bus_from_url
@@ -48,8 +49,7 @@ from server.protocol import Request, UndecodableRequest
 from server.rating_updates import Rater, with_rated
 from server.storage import DatabaseOpenError, InstanceTakenError, StorageError, Store
 from server.storage.engine import database_url
-from server.text import clean_name, clean_text
-from server.tokens import hash_token, new_token
+from server.text import clean_text
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +124,7 @@ class Server:
             self._url_of,
             lambda: self.lobby.instance_urls.values(),
         )
+        self.accounts = Accounts(config, store, self.quota, now)
         self._listener: Listener | None = None
         self._lobby_task: asyncio.Task[None] | None = None
         self._bot_catalog_task: asyncio.Task[None] | None = None
@@ -138,6 +139,8 @@ class Server:
             protocol.WatchMatch: self._watch,
             protocol.LeaveMatch: self._leave,
             protocol.SetBotStatus: self._bot_status,
+            protocol.Register: self.accounts.register,
+            protocol.Logout: self.accounts.logout,
             **dict.fromkeys(MATCH_ACTIONS, self._act),
             **self.pool.handlers(),
         }
@@ -289,6 +292,7 @@ class Server:
         self.quota.disconnected(connection.address)
         self.lobby.subscribers.discard(connection)
         self.pool.disconnected(connection)
+        self.accounts.closed(connection)
         await self.host.disconnected(connection)
 
     async def _receive(self, connection: Connection, frame: str | bytes) -> None:
@@ -360,23 +364,7 @@ class Server:
             )
         if request.fleet_key is not None:
             self._check_fleet_key(request.fleet_key)
-        if request.token is not None:
-            token = request.token
-            player = await self.store.player_by_token_hash(hash_token(token))
-            if player is None:
-                raise ProtocolError(ErrorCode.BAD_TOKEN, "that token belongs to no player here")
-        elif request.name is not None:
-            name = clean_name(request.name, protocol.MAX_NAME_LENGTH)
-            if not self.quota.may_create_player(connection.address, self.now()):
-                raise ProtocolError(
-                    ErrorCode.RATE_LIMITED,
-                    f"your address made {self.config.new_players_burst} new players lately, the most it may "
-                    "at once: come back as one of them (hello with its token), or try again later",
-                )
-            token = new_token()
-            player = await self.store.create_player(name, hash_token(token), is_bot=request.bot)
-        else:
-            raise ProtocolError(ErrorCode.BAD_FIELD, "hello needs a name, or the token of a returning player")
+        player, token = await self.accounts.identify(connection, request)
         connection.player = player
         connection.trusted_fleet = request.fleet_key is not None
         connection.send(
@@ -386,6 +374,7 @@ class Server:
                 protocol=protocol.PROTOCOL_VERSION,
                 instance=self.config.instance_id,
                 matches=self.host.unfinished_of(player.id),
+                claimed=player.claimed,
                 id=request.id,
             )
         )

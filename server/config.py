@@ -127,6 +127,14 @@ class ServerConfig:
     a WebSocket's requests have their own limit above) ..."""
     api_burst: int = 60
     """... and at once: the finished-games page and a replay make a few each."""
+    login_rate_per_s: float = 0.2
+    """Logins and registrations one address, and one name, may try per second, sustained ..."""
+    login_burst: int = 10
+    """... and at once."""
+    login_free_failures: int = 5
+    """Wrong passwords in a row a name or an address may give before each further one locks it out ..."""
+    login_max_lockout_s: float = 900.0
+    """... for 1 s, then 2, 4... up to this (server/login_limits.py)."""
     uncapped_networks: tuple[str, ...] = LOOPBACK_NETWORKS
     """Addresses never held to the allowances above: this host (its fleet, load generators, tests), and
     whatever else an operator names, e.g. a bot fleet on another machine."""
@@ -176,6 +184,8 @@ class ServerConfig:
             raise ValueError("new players per hour and their burst must be positive")
         if self.fleet_key is not None:
             check_fleet_key(self.fleet_key)
+        if self.login_rate_per_s <= 0 or self.login_burst < 1 or self.login_free_failures < 0:
+            raise ValueError("logins per second and their burst must be positive, free failures 0 or more")
         if self.api_rate_per_s <= 0 or self.api_burst < 1:
             raise ValueError("API requests per second and their burst must be positive")
         chat_rates = (self.chat_rate_per_s, self.match_chat_rate_per_s)

@@ -11,6 +11,7 @@ from enum import StrEnum
 from server.storage.errors import (
     ConflictError,
     DuplicateMoveError,
+    NameTakenError,
     NotFoundError,
     SeatTakenError,
     StorageError,
@@ -30,6 +31,11 @@ class ErrorCode(StrEnum):
     """Anything but ``hello`` before the connection has said ``hello``."""
     BAD_TOKEN = "bad_token"
     """The token given to ``hello`` belongs to no player."""
+    BAD_LOGIN = "bad_login"
+    """A ``hello`` with a name and a password that do not go together: the name is claimed by nobody, or
+    the password is not its own (one code for both, so that it tells no one which names are claimed)."""
+    NAME_TAKEN = "name_taken"
+    """``account.register`` for a name another player has claimed (compared without regard to case)."""
     BAD_FLEET_KEY = "bad_fleet_key"
     """The ``fleet_key`` given to ``hello`` is not this server's (or the server trusts no fleet key)."""
     NOT_A_FLEET = "not_a_fleet"
@@ -64,7 +70,8 @@ class ErrorCode(StrEnum):
     """The request came in a binary frame: requests are JSON text, in text frames."""
     RATE_LIMITED = "rate_limited"
     """Too much, too fast: a request over its connection's rate limit (dropped), a chat line over its
-    player's or its match's (dropped), a new player or a connection over its address's allowance."""
+    player's or its match's (dropped), a new player or a connection over its address's allowance, a login
+    or registration over its address's or its name's, or while they are locked out after wrong passwords."""
     UNAVAILABLE = "unavailable"
     """Storage failed; nothing changed, the request may be retried."""
     INTERNAL = "internal"
@@ -95,6 +102,8 @@ def storage_failure(error: StorageError) -> ProtocolError:
         return ProtocolError(ErrorCode.STALE_PLY, str(error))
     if isinstance(error, SeatTakenError):
         return ProtocolError(ErrorCode.SEAT_TAKEN, str(error))
+    if isinstance(error, NameTakenError):
+        return ProtocolError(ErrorCode.NAME_TAKEN, str(error))
     if isinstance(error, NotFoundError):
         return ProtocolError(ErrorCode.NOT_FOUND, str(error))
     if isinstance(error, ConflictError):

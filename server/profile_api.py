@@ -18,6 +18,7 @@ from games import GAMES
 from server.storage import Store
 from server.storage.profiles import OUTCOMES, GameFilter, Outcome, PlayedGame
 from server.storage.ratings import RatingChange, storage_errors
+from server.text import name_key
 
 DEFAULT_PAGE = 20
 MAX_PAGE = 100
@@ -36,7 +37,7 @@ async def profile_json(store: Store, segment: str, query: dict[str, list[str]]) 
     name = unquote(segment)
     where, limit, before = _filter(query)
     async with storage_errors("profile"):
-        player = await store.profiles.player_named(name)
+        player = await store.profiles.player_named(name, name_key(name))
         if player is None:
             shown = name if len(name) <= 80 else name[:80] + "..."
             raise ProfileNotFound(f"no player {shown!r}")

@@ -17,6 +17,7 @@ from typing import Annotated, Literal, TypeAlias
 
 import msgspec
 
+from server.account_messages import AccountClaimed, LoggedOut, Logout, Password, Register
 from server.decoding import (
     MAX_ID_LENGTH,
     UNREADABLE,
@@ -30,7 +31,13 @@ from server.decoding import MAX_NESTING as MAX_NESTING
 from server.decoding import peek_request_id as peek_request_id
 from server.errors import ErrorCode
 from server.pool_protocol import AcceptPoolBot, JoinPool, LeavePool, Paired, PoolLeft, PoolWaiting
-from server.protocol_base import MAX_NAME_LENGTH, BotRequest, PlayerInfo, Request, ServerMessage
+from server.protocol_base import MAX_NAME_LENGTH as MAX_NAME_LENGTH
+from server.protocol_base import RAW_TEXT_ALLOWANCE as RAW_TEXT_ALLOWANCE
+from server.protocol_base import BotRequest as BotRequest
+from server.protocol_base import Name as Name
+from server.protocol_base import PlayerInfo as PlayerInfo
+from server.protocol_base import Request as Request
+from server.protocol_base import ServerMessage as ServerMessage
 
 PROTOCOL_VERSION = 1
 
@@ -41,10 +48,6 @@ MAX_TOKEN_LENGTH = 128
 MAX_BOT_STATUS_LENGTH = 200
 
 MatchId = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ID_LENGTH)]
-RAW_TEXT_ALLOWANCE = 4
-"""Names and chat are limited after they are normalised and stripped (server/text.py); the wire takes
-up to this many times more, for decomposed accents and surrounding spaces."""
-Name = Annotated[str, msgspec.Meta(min_length=1, max_length=RAW_TEXT_ALLOWANCE * MAX_NAME_LENGTH)]
 Token = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_TOKEN_LENGTH)]
 MAX_FLEET_KEY_LENGTH = 256
 FleetKey = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_FLEET_KEY_LENGTH)]
@@ -139,10 +142,12 @@ class LobbyEntry(msgspec.Struct, frozen=True):
 
 
 class Hello(Request, tag="hello", kw_only=True, frozen=True):
-    """Say who you are: a ``name`` the first time, your ``token`` to come back."""
+    """Say who you are: a ``name`` the first time, your ``token`` to come back, or a claimed ``name``
+    with its ``password`` to log in."""
 
     name: Name | None = None
     token: Token | None = None
+    password: Password | None = None
     bot: bool = False
     fleet_key: FleetKey | None = None
     """The operator's secret, from a fleet it trusts: lets this connection post ``bot.status`` notes."""
@@ -257,6 +262,8 @@ ClientMessage: TypeAlias = (
     | JoinPool
     | LeavePool
     | AcceptPoolBot
+    | Register
+    | Logout
 )
 
 REQUEST_TYPES: dict[str, type[Request]] = {cls.__struct_config__.tag: cls for cls in ClientMessage.__args__}
@@ -273,6 +280,8 @@ class Welcome(ServerMessage, tag="welcome", kw_only=True, frozen=True):
     instance: str
     matches: list[str]
     """Unfinished matches on this server in which you hold a seat: ``match.watch`` them to resume."""
+    claimed: bool
+    """Whether your name is claimed with a password (so you may log out, and log in elsewhere)."""
 
 
 class Error(ServerMessage, tag="error", kw_only=True, frozen=True):
@@ -532,6 +541,8 @@ def error_message(code: ErrorCode, message: str, request_id: RequestId, url: str
 
 AnyServerMessage: TypeAlias = (
     Welcome
+    | AccountClaimed
+    | LoggedOut
     | Error
     | Ok
     | LobbySnapshot

@@ -1,8 +1,8 @@
 """The bases every message of the protocol builds on, and the parts that messages of several modules share.
 
 server/protocol.py holds the messages themselves (and re-exports these names); a module of messages of its
-own (server/pool_protocol.py) builds on these without importing it, so that the union of every request in
-server/protocol.py may list its messages.
+own (server/pool_protocol.py, server/account_messages.py) builds on these without importing it, so that
+the union of every request in server/protocol.py may list its messages.
 """
 
 from __future__ import annotations
@@ -14,6 +14,10 @@ import msgspec
 from server.decoding import RequestId
 
 MAX_NAME_LENGTH = 32
+RAW_TEXT_ALLOWANCE = 4
+"""Names and chat are limited after they are normalised and stripped (server/text.py); the wire takes
+up to this many times more, for decomposed accents and surrounding spaces."""
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=RAW_TEXT_ALLOWANCE * MAX_NAME_LENGTH)]
 
 
 class PlayerInfo(msgspec.Struct, frozen=True):

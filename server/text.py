@@ -229,3 +229,9 @@ def _describe(character: str) -> str:
     """``U+202E (RIGHT-TO-LEFT OVERRIDE)``: a character that cannot be shown, named so people can find it."""
     name = unicodedata.name(character, "")
     return f"U+{ord(character):04X} ({name})" if name else f"U+{ord(character):04X}"
+
+
+def name_key(name: str) -> str:
+    """How claimed names are compared: case folded and compatibility forms made one (``ＡＬＩＣＥ`` is
+    ``alice``), so no one claims a name that only looks different from another's."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())

@@ -21,6 +21,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from server.protocol import MAX_NAME_LENGTH, EngineInfo
+from server.storage import Store
 from server.storage.engine import create_engine
 from server.storage.migrate import PROJECT_ROOT, upgrade_to_head
 from server.storage.models import (
@@ -34,8 +35,9 @@ from server.storage.models import (
     SeatRow,
 )
 from server.text import MAX_STACKED_MARKS, clean_name, clean_text
+from server.tokens import hash_token
 
-TABLES = {"players", "matches", "seats", "moves", "chat_lines", "instance_leases", "ratings"} | {
+TABLES = {"players", "matches", "seats", "moves", "chat_lines", "instance_leases", "sessions", "ratings"} | {
     "rating_changes"
 }
 
@@ -119,7 +121,7 @@ async def test_the_command_line_upgrades_and_downgrades(empty_database_url: str)
     assert "Running upgrade 0004 -> 0005" in output and "Running upgrade 0005 -> 0006" in output
     assert "Running upgrade 0006 -> 0007" in output and "Running upgrade 0007 -> 0008" in output
     assert await inspect_tables(empty_database_url) == {*TABLES, "alembic_version"}
-    assert "Running upgrade 0008 -> 0010" in output
+    assert "Running upgrade 0008 -> 0009" in output and "Running upgrade 0009 -> 0010" in output
     assert "0010 (head)" in alembic("-x", f"db={empty_database_url}", "current")
 
     alembic("downgrade", "base", env={"PLYARENA_DB": empty_database_url})
@@ -422,3 +424,45 @@ async def test_matches_stored_before_ratings_become_casual_and_ratings_start_emp
         assert moves == [("m", "4")]
     finally:
         await engine.dispose()
+
+
+async def test_players_and_their_tokens_stored_before_accounts_are_kept(empty_database_url: str) -> None:
+    """Revision 0009 adds claimed names and sessions to a database with players and games: every player is
+    a guest after it, under the same name, and their token still finds them."""
+    alembic("-x", f"db={empty_database_url}", "upgrade", "0008")
+    engine = create_engine(empty_database_url, pooled=False)
+    now = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
+    players = {"a1" * 16: "Ada", "b2" * 16: "ada"}  # guests' names may repeat, in any case
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(
+                insert(PlayerRow),
+                [{"id": player_id, "name": name, "token_hash": hash_token(f"token-{player_id}"),
+                  "is_bot": False, "created_at": now, "last_seen_at": now}
+                 for player_id, name in players.items()],
+            )  # fmt: skip
+            await connection.execute(
+                insert(MatchRow),
+                [{"id": "m", "game": "connect4", "options": {}, "status": "finished", "host": "arena",
+                  "created_at": now}],
+            )  # fmt: skip
+            await connection.execute(
+                insert(SeatRow),
+                [{"match_id": "m", "seat": seat, "player_id": player_id, "joined_at": now}
+                 for seat, player_id in enumerate(players)],
+            )  # fmt: skip
+        await upgrade_to_head(engine)
+        async with engine.connect() as connection:
+            rows = (await connection.execute(select(PlayerRow.id, PlayerRow.name, PlayerRow.name_key))).all()
+            seats = (
+                (await connection.execute(select(SeatRow.player_id).order_by(SeatRow.seat))).scalars().all()
+            )
+    finally:
+        await engine.dispose()
+    assert sorted(rows) == sorted((player_id, name, None) for player_id, name in players.items())
+    assert seats == list(players)
+    async with await Store.open(empty_database_url, migrate=False) as store:
+        for player_id, name in players.items():
+            owner = await store.token_owner(hash_token(f"token-{player_id}"))
+            assert owner is not None
+            assert (owner[0].id, owner[0].name, owner[0].claimed, owner[1]) == (player_id, name, False, False)

@@ -41,6 +41,8 @@ def test_every_request_type_decodes_from_its_minimal_form() -> None:
         "pool.join": {"game": "chess", "time_control": "5+3"},
         "pool.leave": {},
         "pool.accept_bot": {},
+        "account.register": {"password": "a long password"},
+        "account.logout": {},
     }
     for tag, cls in protocol.REQUEST_TYPES.items():
         fields = minimal.get(tag, {"match_id": "m"})

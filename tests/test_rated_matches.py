@@ -168,6 +168,12 @@ async def test_profiles_by_name_and_bad_queries(arena: Server, connect: Connect)
     assert profile["player"]["name"] == "Same Name"
     await get_json(arena, "/api/players/nobody-here", status=404)
     await get_json(arena, "/api/players/id:0000", status=404)
+    # Once claimed, the name stands for its owner (compared as claims are), however recently a guest of
+    # that name was seen.
+    assert (await first.request("account.register", password="a long password"))["type"] == "account.claimed"
+    await connect.player(arena, "Same Name")
+    for spelling in ("Same%20Name", "SAME%20NAME"):
+        assert (await get_json(arena, f"/api/players/{spelling}"))["player"]["id"] == first.player_id
     for query in ("?result=won", "?rated=yes", "?game=go", "?limit=0", "?limit="):
         error = await get_json(arena, f"/api/players/Same%20Name{query}", status=400)
         assert error["error"]["code"] == "bad_field"

@@ -57,7 +57,7 @@ async def emptied(postgres_url: str) -> str:
     try:
         await upgrade_to_head(engine)
         async with engine.begin() as connection:
-            tables = "rating_changes, ratings, chat_lines, moves, seats, matches, players"
+            tables = "rating_changes, ratings, chat_lines, moves, seats, matches, sessions, players"
             await connection.execute(text(f"TRUNCATE {tables}"))
     finally:
         await engine.dispose()

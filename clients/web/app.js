@@ -7,6 +7,7 @@
  * that tears the view down.
  */
 
+import { accountPanel, logIn, loginForm } from "./account.js";
 import { h, replaceChildren } from "./dom.js";
 import { forgetIdentity, loadIdentity, saveIdentity } from "./identity.js";
 import { Connection } from "./net.js";
@@ -63,7 +64,7 @@ class App {
     if (this.connection) return Promise.resolve(this.connection);
     return new Promise((resolve) => {
       this.waitingForName.push(resolve);
-      replaceChildren(container, this.#nameForm());
+      replaceChildren(container, this.#nameForm(), h("section", { class: "panel name-form" }, loginForm(this)));
     });
   }
 
@@ -138,8 +139,66 @@ class App {
       this.toast("The server no longer knew you, so you have a new identity under the same name.", "error"),
     );
     connection.on("hello.refused", ({ message }) => current() && this.#nameRefusedBy(message));
+    connection.on("account.logged_out", ({ id, everywhere }) => {
+      if (current() && id === undefined) this.#signedOut(everywhere ? "You were logged out everywhere." : "Logged out.");
+    });
     connection.connect();
     for (const resolve of this.waitingForName.splice(0)) resolve(connection);
+  }
+
+  /** Claims `name` (this player's, or a new one) with `password`; rejects with the server's error. */
+  async claimName(name, password) {
+    const reply = await this.connection.request({ type: "account.register", name, password });
+    this.identity = { ...this.connection.identity, name: reply.player.name };
+    this.connection.identity = this.identity;
+    this.connection.welcome = { ...this.connection.welcome, player: reply.player, claimed: true };
+    saveIdentity(this.identity);
+    this.#showWho();
+    this.toast(`The name ${reply.player.name} is yours: log in with it from any browser.`);
+  }
+
+  /** Logs in as a claimed name, then connects again as that player; rejects with the server's error. */
+  async logIn(name, password) {
+    const welcome = await logIn(name, password);
+    const switching = this.connection !== null; // (else the page waits for a connection: #connect gives it)
+    this.#dropConnection();
+    this.identity = { name: welcome.player.name, token: welcome.token, playerId: welcome.player.id };
+    saveIdentity(this.identity);
+    this.#connect();
+    this.#showWho();
+    if (switching) this.route();
+  }
+
+  /** Ends this browser's token (with `everywhere`, every token of the player), then forgets it here. */
+  async logOut(everywhere) {
+    try {
+      await this.connection.request({ type: "account.logout", everywhere });
+    } catch (error) {
+      this.toast(`Could not log out: ${error.message}`, "error");
+      return;
+    }
+    this.#signedOut(everywhere ? "Logged out everywhere." : "Logged out.");
+  }
+
+  /** The server ended this browser's token: forget it, and ask for a name again. */
+  #signedOut(message) {
+    this.#dropConnection();
+    this.identity = null;
+    forgetIdentity();
+    this.#showWho();
+    this.#showStatus("anonymous");
+    this.toast(message);
+    this.route();
+  }
+
+  /** Closes the connection for good, first marking it not ready, so that views torn down after send nothing
+   * on it (their goodbyes, such as `lobby.unsubscribe`, would go to a closing socket). */
+  #dropConnection() {
+    const connection = this.connection;
+    this.connection = null;
+    if (!connection) return;
+    connection.ready = false;
+    connection.close();
   }
 
   /**
@@ -211,25 +270,20 @@ class App {
       replaceChildren(this.who);
       return;
     }
+    const claimed = Boolean(this.connection?.welcome?.claimed);
     replaceChildren(
       this.who,
-      h("span", { class: "me", title: "Your name" }, this.identity.name),
-      h(
-        "button",
-        {
-          class: "link",
-          type: "button",
-          "aria-label": "Play under a new name",
-          onclick: () => {
-            const sure = confirm("Start again under a new name? Games in progress stay with your old name.");
-            if (!sure) return;
-            forgetIdentity();
-            location.assign("/");
-          },
-        },
-        "new name",
-      ),
+      h("span", { class: "me", title: claimed ? "Your claimed name" : "Your name" }, this.identity.name),
+      accountPanel(this),
     );
+  }
+
+  /** Forgets this browser's guest, after asking, and starts again under a new name. */
+  startOver() {
+    const sure = confirm("Start again under a new name? Games in progress stay with your old name.");
+    if (!sure) return;
+    forgetIdentity();
+    location.assign("/");
   }
 
   #followLink(event) {

@@ -1,7 +1,7 @@
 """Ratings: rated or casual matches, people's Glicko-2 ratings per game, and what each rated match did.
 
 Revision ID: 0010
-Revises: 0008
+Revises: 0009
 Create Date: 2026-12-07
 
 ``matches.rated`` says whether a match's result changes its players' ratings; every match stored
@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0010"
-down_revision: str | Sequence[str] | None = "0008"
+down_revision: str | Sequence[str] | None = "0009"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

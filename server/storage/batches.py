@@ -39,7 +39,15 @@ from sqlalchemy import Dialect, bindparam, delete, insert, or_, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.dml import Delete, Insert, Update
 
-from server.storage.models import UNFINISHED_STATUSES, ChatLineRow, MatchRow, MoveRow, PlayerRow, SeatRow
+from server.storage.models import (
+    UNFINISHED_STATUSES,
+    ChatLineRow,
+    MatchRow,
+    MoveRow,
+    PlayerRow,
+    SeatRow,
+    SessionRow,
+)
 from server.storage.records import MoveRecord
 from server.storage.sqlite_writer import Answered, Batch, BatchMismatchError, SqliteWriter, Statement
 
@@ -65,6 +73,12 @@ class Kind(IntEnum):
     MATCH_FINISH = 6
     UNHEARD_CHAT = 7
     NEW_CHAT = 8
+    NAME_CLAIM = 9
+    TOKEN_REPLACE = 10
+    SESSIONS_END = 11
+    SESSION_END = 12
+    NEW_SESSION = 13
+    SESSION_SEEN = 14
 
 
 # The updates must each change one row; their parameters are prefixed so as not to clash with column names.
@@ -95,6 +109,22 @@ _STATEMENTS: dict[Kind, Insert | Update | Delete] = {
         ChatLineRow.match_id == bindparam("p_match_id"), ChatLineRow.seq == bindparam("p_seq")
     ),
     Kind.NEW_CHAT: insert(ChatLineRow),
+    # Accounts (server/accounts.py): a name is claimed once; logging out ends sessions before a login in
+    # the same batch starts one.
+    Kind.NAME_CLAIM: update(PlayerRow)
+    .where(PlayerRow.id == bindparam("p_id"), PlayerRow.password_hash.is_(None))
+    .values(
+        name=bindparam("p_name"), name_key=bindparam("p_name_key"), password_hash=bindparam("p_password_hash")
+    ),
+    Kind.TOKEN_REPLACE: update(PlayerRow)
+    .where(PlayerRow.id == bindparam("p_id"))
+    .values(token_hash=bindparam("p_token_hash")),
+    Kind.SESSIONS_END: delete(SessionRow).where(SessionRow.player_id == bindparam("p_player_id")),
+    Kind.SESSION_END: delete(SessionRow).where(SessionRow.token_hash == bindparam("p_token_hash")),
+    Kind.NEW_SESSION: insert(SessionRow),
+    Kind.SESSION_SEEN: update(SessionRow)
+    .where(SessionRow.token_hash == bindparam("p_token_hash"))
+    .values(last_seen_at=bindparam("p_seen_at")),
 }
 BATCH_STATEMENTS: tuple[Insert | Update | Delete, ...] = tuple(_STATEMENTS[kind] for kind in Kind)
 """The statement of each :class:`Kind`, indexed by it: the order in which a batch applies them."""

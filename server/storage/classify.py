@@ -17,6 +17,7 @@ from server.storage.errors import (
     ConflictError,
     DatabaseUnavailableError,
     DuplicateMoveError,
+    NameTakenError,
     NotFoundError,
     SeatTakenError,
     StorageError,
@@ -34,6 +35,12 @@ _NAMES = {
     Kind.MATCH_FINISH: "result of match {p_id!r}",
     Kind.UNHEARD_CHAT: "chat line {p_seq} of match {p_match_id!r}",
     Kind.NEW_CHAT: "chat line {seq} of match {match_id!r}",
+    Kind.NAME_CLAIM: "claimed name of player {p_id!r}",
+    Kind.TOKEN_REPLACE: "token of player {p_id!r}",
+    Kind.SESSIONS_END: "end of the sessions of player {p_player_id!r}",
+    Kind.SESSION_END: "end of a session",
+    Kind.NEW_SESSION: "session of player {player_id!r}",
+    Kind.SESSION_SEEN: "last seen time of a session",
 }
 """How error messages name a write, by the kind of its first row, filled in from that row."""
 
@@ -78,13 +85,19 @@ def duplicate_error(first: Part) -> StorageError:
         return SeatTakenError(params["match_id"], params["seat"])
     if first.kind == Kind.NEW_MOVE:
         return DuplicateMoveError(params["match_id"], params["ply"])
+    if first.kind == Kind.NAME_CLAIM:
+        return NameTakenError(f"the name {params['p_name']!r} is claimed by another player")
     return ConflictError(f"{write_name(first)} is already stored")
 
 
 async def why_not_updated(connection: AsyncConnection, part: Part) -> StorageError:
     """Why an update of ``part`` changed no row: its player or match is missing, or the match's status."""
-    if part.kind == Kind.PLAYER_SEEN:
+    if part.kind in (Kind.PLAYER_SEEN, Kind.TOKEN_REPLACE):
         return NotFoundError(f"no player {part.params['p_id']!r}")
+    if part.kind == Kind.NAME_CLAIM:
+        return ConflictError(f"player {part.params['p_id']!r} has claimed a name already, or is gone")
+    if part.kind == Kind.SESSION_SEEN:
+        return NotFoundError("that session has ended")
     action, allowed = (
         ("start", ("open",)) if part.kind == Kind.MATCH_START else ("finish", UNFINISHED_STATUSES)
     )

@@ -43,6 +43,10 @@ class SeatTakenError(ConflictError):
         self.seat = seat
 
 
+class NameTakenError(ConflictError):
+    """A name claimed already by another player (compared as :func:`server.accounts.name_key` folds it)."""
+
+
 class NotFoundError(StorageError, LookupError):
     """A write that names a match or player the database does not have."""
 

@@ -135,18 +135,40 @@ class Base(DeclarativeBase):
 
 
 class PlayerRow(Base):
-    """A person or a bot. Only a hash of the player's secret token is kept."""
+    """A person or a bot. Only a hash of the player's secret token is kept, and of a claimed name's
+    password."""
 
     __tablename__ = "players"
 
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     name: Mapped[str] = mapped_column(String(200))
     token_hash: Mapped[str] = mapped_column(String(128))
+    """The token the player was made with (a guest's one key); logins add :class:`SessionRow` tokens."""
     is_bot: Mapped[bool]
     created_at: Mapped[datetime]
     last_seen_at: Mapped[datetime]
+    name_key: Mapped[str | None] = mapped_column(String(200))
+    """The claimed name folded for comparison (server/accounts.py ``name_key``); ``None`` for a guest."""
+    password_hash: Mapped[str | None] = mapped_column(String(200))
+    """The claimed name's password as an argon2id hash; ``None`` for a guest."""
 
-    __table_args__ = (Index("ix_players_token_hash", "token_hash", unique=True),)
+    __table_args__ = (
+        Index("ix_players_token_hash", "token_hash", unique=True),
+        Index("ix_players_name_key", "name_key", unique=True),  # one player per claimed name
+    )
+
+
+class SessionRow(Base):
+    """A token given by a login: the player it logs in as, kept as the token's SHA-256."""
+
+    __tablename__ = "sessions"
+
+    token_hash: Mapped[str] = mapped_column(String(128), primary_key=True)
+    player_id: Mapped[str] = mapped_column(String(64), ForeignKey("players.id"))
+    created_at: Mapped[datetime]
+    last_seen_at: Mapped[datetime]
+
+    __table_args__ = (Index("ix_sessions_player_id", "player_id"),)
 
 
 class MatchRow(Base):

@@ -1,8 +1,8 @@
 """What a player's profile reads: who a name stands for, their results per game, and their game history.
 
-Names are not unique (a guest picks any name), so :func:`player_named` resolves one to the player seen
-most recently under it; ``id:`` + a player id names one player exactly. Only public matches are shown:
-a profile is for everyone to read.
+Guests' names are not unique, so :func:`player_named` resolves a name to the player who claimed it, or
+else the guest seen most recently under it; ``id:`` + a player id names one player exactly. Only public
+matches are shown: a profile is for everyone to read.
 """
 
 from __future__ import annotations
@@ -79,15 +79,24 @@ class Profiles:
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
 
-    async def player_named(self, name: str) -> ProfilePlayer | None:
-        """The player ``name`` stands for: ``id:`` + an id, else the one seen most recently by that name."""
-        by_id = name.startswith("id:")
-        condition = PlayerRow.id == name[3:] if by_id else PlayerRow.name == name
-        statement = (
-            select(PlayerRow).where(condition).order_by(PlayerRow.last_seen_at.desc(), PlayerRow.id).limit(1)
-        )
+    async def player_named(self, name: str, claimed_key: str) -> ProfilePlayer | None:
+        """The player ``name`` stands for: ``id:`` + an id, else the player who claimed the name (whose
+        ``name_key`` is ``claimed_key``), else the guest seen most recently by that name."""
+        if name.startswith("id:"):
+            candidates = [PlayerRow.id == name[3:]]
+        else:
+            candidates = [PlayerRow.name_key == claimed_key, PlayerRow.name == name]
         async with self._engine.connect() as connection:
-            row = (await connection.execute(statement)).first()
+            for condition in candidates:
+                statement = (
+                    select(PlayerRow)
+                    .where(condition)
+                    .order_by(PlayerRow.last_seen_at.desc(), PlayerRow.id)
+                    .limit(1)
+                )
+                row = (await connection.execute(statement)).first()
+                if row is not None:
+                    break
         if row is None:
             return None
         return ProfilePlayer(row.id, row.name, row.is_bot, row.created_at, row.last_seen_at)

@@ -26,6 +26,8 @@ class PlayerRecord(msgspec.Struct, frozen=True, gc=False):
     name: str
     is_bot: bool
     created_at: datetime
+    claimed: bool = False
+    """Whether the player's name is claimed with a password (logging in from anywhere gives them back)."""
 
 
 class SeatRecord(msgspec.Struct, frozen=True, gc=False):

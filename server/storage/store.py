@@ -55,7 +55,15 @@ from server.storage.engine import check_sqlite_file, create_engine, failure_reas
 from server.storage.errors import DatabaseOpenError, DatabaseUnavailableError, StoreClosedError
 from server.storage.leases import LEASE_S
 from server.storage.migrate import upgrade_to_head
-from server.storage.models import UNFINISHED_STATUSES, ChatLineRow, MatchRow, MoveRow, PlayerRow, SeatRow
+from server.storage.models import (
+    UNFINISHED_STATUSES,
+    ChatLineRow,
+    MatchRow,
+    MoveRow,
+    PlayerRow,
+    SeatRow,
+    SessionRow,
+)
 from server.storage.pending import Ledger, PendingWrite
 from server.storage.profiles import Profiles
 from server.storage.ratings import RatingBook
@@ -197,9 +205,26 @@ class Store:
         return await self.ratings.rating_of(player_id, game, datetime.now(UTC))
 
     async def player_by_token_hash(self, token_hash: str) -> PlayerRecord | None:
+        """The player a token (by its hash) names: their first token, or a login's."""
+        owner = await self.token_owner(token_hash)
+        return None if owner is None else owner[0]
+
+    async def token_owner(self, token_hash: str) -> tuple[PlayerRecord, bool] | None:
+        """The player a token names, and whether it is a login's (a ``sessions`` row) rather than the
+        player's first token."""
         async with self._reading("player lookup"), self._sessions() as session:
             row = await session.scalar(select(PlayerRow).where(PlayerRow.token_hash == token_hash))
-        return None if row is None else _player_record(row)
+            if row is not None:
+                return _player_record(row), False
+            by_login = select(PlayerRow).join(SessionRow).where(SessionRow.token_hash == token_hash)
+            row = await session.scalar(by_login)
+        return None if row is None else (_player_record(row), True)
+
+    async def claimed_player(self, name_key: str) -> tuple[PlayerRecord, str] | None:
+        """The player who claimed the name folded as ``name_key``, and their password's hash."""
+        async with self._reading("player lookup"), self._sessions() as session:
+            row = await session.scalar(select(PlayerRow).where(PlayerRow.name_key == name_key))
+        return None if row is None or row.password_hash is None else (_player_record(row), row.password_hash)
 
     # ----------------------------------------------------------------- matches
 
@@ -451,7 +476,13 @@ async def _place_of(session: AsyncSession, match_id: str) -> Row[datetime, str] 
 
 
 def _player_record(row: PlayerRow) -> PlayerRecord:
-    return PlayerRecord(id=row.id, name=row.name, is_bot=row.is_bot, created_at=row.created_at)
+    return PlayerRecord(
+        id=row.id,
+        name=row.name,
+        is_bot=row.is_bot,
+        created_at=row.created_at,
+        claimed=row.password_hash is not None,
+    )
 
 
 def _move_record(row: MoveRow) -> MoveRecord:

@@ -28,6 +28,8 @@ def new_player(player: PlayerRecord, token_hash: str) -> Write:
         "is_bot": player.is_bot,
         "created_at": player.created_at,
         "last_seen_at": player.created_at,
+        "name_key": None,  # a guest: a name is claimed later, with a password (:func:`name_claim`)
+        "password_hash": None,
     }
     return (Part(Kind.NEW_PLAYER, row),)
 
@@ -133,4 +135,45 @@ def new_chat(line: ChatRecord) -> Write:
     return (
         Part(Kind.UNHEARD_CHAT, {"p_match_id": line.match_id, "p_seq": line.seq}),
         Part(Kind.NEW_CHAT, row),
+    )
+
+
+def name_claim(player_id: str, name: str, name_key: str, password_hash: str) -> Write:
+    """A guest claims ``name`` (the unique ``name_key``) with a password, once: a second claim changes no
+    row, and a name claimed by another player is a unique key repeated."""
+    params = {"p_id": player_id, "p_name": name, "p_name_key": name_key, "p_password_hash": password_hash}
+    return (Part(Kind.NAME_CLAIM, params),)
+
+
+def new_session(player_id: str, token_hash: str, created_at: datetime) -> Write:
+    """A login's token (its hash) for ``player_id``."""
+    row = {
+        "token_hash": token_hash,
+        "player_id": player_id,
+        "created_at": created_at,
+        "last_seen_at": created_at,
+    }
+    return (Part(Kind.NEW_SESSION, row),)
+
+
+def session_seen(token_hash: str, seen_at: datetime) -> Write:
+    return (Part(Kind.SESSION_SEEN, {"p_token_hash": token_hash, "p_seen_at": seen_at}),)
+
+
+def session_end(token_hash: str) -> Write:
+    """The end of one login's token (none if it was the player's first token: see :func:`token_replace`)."""
+    return (Part(Kind.SESSION_END, {"p_token_hash": token_hash}),)
+
+
+def token_replace(player_id: str, token_hash: str) -> Write:
+    """The player's first token replaced by the hash of one nobody holds: that token no longer works."""
+    return (Part(Kind.TOKEN_REPLACE, {"p_id": player_id, "p_token_hash": token_hash}),)
+
+
+def sessions_end(player_id: str, unheld_token_hash: str) -> Write:
+    """Every token of the player revoked: all their logins' tokens, and their first one (see
+    :func:`token_replace`)."""
+    return (
+        Part(Kind.SESSIONS_END, {"p_player_id": player_id}),
+        *token_replace(player_id, unheld_token_hash),
     )

@@ -387,11 +387,14 @@ SCHEMAS: dict[str, dict[str, Field]] = {
     "hello": {
         "name": nullable(NAME),
         "token": nullable(Text(1, 128)),
+        "password": nullable(Text(1, 256)),
         "bot": Boolean(),
         "fleet_key": nullable(Text(1, MAX_FLEET_KEY_LENGTH)),
     },
     "lobby.subscribe": {},
     "lobby.unsubscribe": {},
+    "account.register": {"password": Text(1, 256, required=True), "name": nullable(NAME)},
+    "account.logout": {"everywhere": Boolean()},
     "match.create": {
         "game": Text(1, 32, required=True),
         "time_control": Text(1, 16),
