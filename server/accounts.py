@@ -5,7 +5,8 @@ their one key, and guests' names may repeat. A guest claims a name with a passwo
 (``account.register``): the name is then theirs alone, compared as :func:`name_key` folds it, and
 ``hello`` with that name and password from any device gives a new token for the same player (a
 *session*, its hash kept in ``sessions``). Logging out ends this connection's token; logging out
-everywhere ends every token of the player and closes each of their connections on this instance.
+everywhere ends every token of the player and closes each of their connections, on every instance that
+shares the bus (:data:`LOGOUTS_PATTERN`).
 
 Passwords are argon2id hashes (server/passwords.py), checked in threads; logins and registrations are
 limited per address and per name (server/login_limits.py). Neither a password nor a token is logged or
@@ -23,10 +24,12 @@ from websockets.frames import CloseCode
 
 from server import protocol
 from server.addresses import AddressQuota
+from server.bus import EventBus
 from server.config import ServerConfig
 from server.connection import Connection
 from server.errors import ErrorCode, ProtocolError
 from server.live import player_info
+from server.lobby import TOPIC_ROOT
 from server.login_limits import LoginGuard, seconds_text
 from server.passwords import MIN_PASSWORD_LENGTH, Passwords
 from server.storage import PlayerRecord, Store, writes
@@ -36,6 +39,13 @@ from server.tokens import hash_token, new_token
 log = logging.getLogger(__name__)
 
 LOGGED_OUT_REASON = "logged out"
+LOGOUTS_PATTERN = f"{TOPIC_ROOT}/logouts/+/+"
+"""What every instance follows on the bus: the players who logged out everywhere, by the instance that
+logged them out (``logouts/{instance}/{player_id}``), so that each closes their connections too."""
+
+
+def logout_topic(instance: str, player_id: str) -> str:
+    return f"{TOPIC_ROOT}/logouts/{instance}/{player_id}"
 
 
 class Accounts:
@@ -46,12 +56,14 @@ class Accounts:
         config: ServerConfig,
         store: Store,
         quota: AddressQuota,
+        bus: EventBus,
         now: Callable[[], float],
         passwords: Passwords | None = None,
     ) -> None:
         self.config = config
         self.store = store
         self.quota = quota
+        self.bus = bus
         self.now = now
         self.passwords = passwords or Passwords()
         self.guard = LoginGuard(
@@ -180,8 +192,20 @@ class Accounts:
         for other in list(self.connections.get(player.id, ())):
             ended = request.everywhere or self.token_hashes.get(other, ("",))[0] == token_hash
             if other is not connection and ended:  # (another tab of this browser shares its token)
-                other.send(protocol.LoggedOut(everywhere=request.everywhere))
-                other.close(CloseCode.NORMAL_CLOSURE, LOGGED_OUT_REASON)
+                _tell_logged_out(other, request.everywhere)
+        if request.everywhere:
+            self.bus.publish_nowait(logout_topic(self.config.instance_id, player.id), b"{}")
+
+    async def follow_logouts(self) -> None:
+        """Close, until cancelled, the connections here of each player another instance logged out
+        everywhere (their tokens are gone from the database already: this only ends what is open)."""
+        async with self.bus.subscribe(LOGOUTS_PATTERN) as messages:
+            async for topic, _ in messages:
+                *_, instance, player_id = topic.split("/")
+                if instance == self.config.instance_id:
+                    continue  # (closed as it logged them out)
+                for connection in list(self.connections.get(player_id, ())):
+                    _tell_logged_out(connection, everywhere=True)
 
     # ----------------------------------------------------------------- limits
 
@@ -198,3 +222,9 @@ class Accounts:
                 f"too many tries to {action} with that name or from your address: try again in "
                 f"{seconds_text(wait)}",
             )
+
+
+def _tell_logged_out(connection: Connection, everywhere: bool) -> None:
+    """Say to a connection whose token has ended that it is logged out, and close it."""
+    connection.send(protocol.LoggedOut(everywhere=everywhere))
+    connection.close(CloseCode.NORMAL_CLOSURE, LOGGED_OUT_REASON)

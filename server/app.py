@@ -124,10 +124,11 @@ class Server:
             self._url_of,
             lambda: self.lobby.instance_urls.values(),
         )
-        self.accounts = Accounts(config, store, self.quota, now)
+        self.accounts = Accounts(config, store, self.quota, bus, now)
         self._listener: Listener | None = None
         self._lobby_task: asyncio.Task[None] | None = None
         self._bot_catalog_task: asyncio.Task[None] | None = None
+        self._logouts_task: asyncio.Task[None] | None = None
         self._loop_lag_task: asyncio.Task[None] | None = None
         self._adoption_task: asyncio.Task[None] | None = None
         self._rating_task: asyncio.Task[None] | None = None
@@ -189,6 +190,7 @@ class Server:
             log.info("restored %d matches hosted by %s", restored, self.config.instance_id)
         self._lobby_task = asyncio.create_task(self._follow_bus_lobby(), name="plyarena-lobby")
         self._bot_catalog_task = asyncio.create_task(self.bot_catalog.follow(self.bus), name="plyarena-bots")
+        self._logouts_task = asyncio.create_task(self.accounts.follow_logouts(), name="plyarena-logouts")
         self._loop_lag_task = asyncio.create_task(
             measure_loop_lag(self.metrics.loop_lag_seconds), name="plyarena-loop-lag"
         )
@@ -215,7 +217,13 @@ class Server:
         self.lobby.withdraw()
         with contextlib.suppress(ValueError):  # (not there if start failed)
             gc.callbacks.remove(self.metrics.time_collections)
-        tasks = (self._lobby_task, self._bot_catalog_task, self._loop_lag_task, self._adoption_task)
+        tasks = (
+            self._lobby_task,
+            self._bot_catalog_task,
+            self._logouts_task,
+            self._loop_lag_task,
+            self._adoption_task,
+        )
         for task in (*tasks, self._rating_task):
             if task is not None:
                 task.cancel()

@@ -13,6 +13,7 @@ import pytest
 from support.client import ArenaClient
 from support.fixtures import Connect, StartServer
 from support.play import decisive_game, open_match, play_moves
+from support.services import PrivateMosquitto
 from test_server_http import http_get
 
 from server.app import Server
@@ -145,6 +146,25 @@ async def test_log_out_everywhere_ends_every_token_and_closes_every_connection(
     for token in (guest.token, phone.token, laptop.token):
         assert (await refused_hello(connect, arena, token=token))["code"] == "bad_token"
     assert (await log_in(connect, arena, name)).player_id == guest.player_id  # the password still works
+
+
+async def test_log_out_everywhere_reaches_the_connections_on_every_instance_sharing_the_broker(
+    start_server: StartServer, connect: Connect, private_broker: PrivateMosquitto
+) -> None:
+    here = await start_server(mqtt_url=private_broker.url)
+    there = await start_server(mqtt_url=private_broker.url)
+    name = unique("Nadia")
+    guest = await connect.player(here, name)
+    assert (await guest.request("account.register", password=PASSWORD))["type"] == "account.claimed"
+    phone = await log_in(connect, there, name)
+    bystander = await connect.player(there, unique("Bystander"))
+    out = await guest.request("account.logout", everywhere=True)
+    assert (out["type"], out["everywhere"]) == ("account.logged_out", True)
+    told = await phone.expect(type_="account.logged_out")
+    assert told == {"type": "account.logged_out", "everywhere": True}
+    await phone.websocket.wait_closed()
+    assert (await refused_hello(connect, there, token=phone.token))["code"] == "bad_token"
+    assert (await bystander.request("lobby.subscribe"))["type"] == "lobby.snapshot"  # (others stay)
 
 
 async def test_a_guest_cannot_log_out_their_only_key(arena: Server, connect: Connect) -> None:

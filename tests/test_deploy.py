@@ -44,6 +44,7 @@ from plyarena.cli import build_parser
 from plyarena.commands.bots import fleet_config
 from plyarena.commands.serve import config_from
 from plyarena.options import FLEET_KEY_ENV
+from server.accounts import LOGOUTS_PATTERN, logout_topic
 from server.bot_catalog import OFFERS_TOPICS
 from server.bus import BrokerAddress, MqttBus, shown_url, topic_matches
 from server.config import check_fleet_key
@@ -335,20 +336,23 @@ def access_table(services: dict[str, Any]) -> list[Case]:
     def waiter(instance: str) -> str:
         return waiter_topic(instance, "p1")
 
+    def logout(instance: str) -> str:
+        return logout_topic(instance, "p1")
+
     def cases(user: str, client_id: str, access: str, allowed: bool, *topics: str) -> list[Case]:
         return [Case(user, client_id, access, topic, allowed) for topic in topics]
 
     return [
-        # A server instance writes its own status, lobby entries, match events and waiters, and to another
-        # instance's pool inbox under its own name, and nothing else.
+        # A server instance writes its own status, lobby entries, match events, waiters and logouts, and to
+        # another instance's pool inbox under its own name, and nothing else.
         *cases(server_user, server_client, "write", True,
                status(instance), lobby_topic(instance, "m1"), match_topic(instance, "m1"), waiter(instance),
-               inbox_topic(other_instance, instance)),
+               inbox_topic(other_instance, instance), logout(instance)),
         *cases(server_user, server_client, "write", False,
                status(other_instance), lobby_topic(other_instance, "m1"), match_topic(other_instance, "m1"),
                status(fleet_user), lobby_topic(fleet_user, "m1"), offer_topic(fleet_id),
                offer_topic(server_user), waiter(other_instance), inbox_topic(instance, other_instance),
-               inbox_topic(other_instance, fleet_user)),
+               inbox_topic(other_instance, fleet_user), logout(other_instance)),
         # A fleet writes its own offer, named after its user, and nothing else; not another fleet's
         # either under that fleet's id as its client id (the broker makes every client's id its user).
         *cases(fleet_user, fleet_id, "write", True, offer_topic(fleet_id)),
@@ -357,22 +361,24 @@ def access_table(services: dict[str, Any]) -> list[Case]:
                offer_topic(other_fleet_id), status(fleet_user), lobby_topic(fleet_user, "m1"),
                match_topic(fleet_user, "m1"), status(instance), lobby_topic(instance, "m1"),
                match_topic(instance, "m1"), waiter(fleet_user), waiter(instance),
-               inbox_topic(instance, fleet_user), inbox_topic(fleet_user, instance)),
+               inbox_topic(instance, fleet_user), inbox_topic(fleet_user, instance), logout(fleet_user),
+               logout(instance)),
         # The health check writes nothing, under any name.
         *cases(HEALTH_USER, health_client, "write", False,
                status(HEALTH_USER), lobby_topic(HEALTH_USER, "m1"), offer_topic(health_client),
                match_topic(HEALTH_USER, "m1"), match_topic(instance, "m1")),
-        # Servers read the instances' status, lobby entries, the fleets' offers, the waiters and their own
-        # pool inbox; fleets the first two.
+        # Servers read the instances' status, lobby entries, the fleets' offers, the waiters, their own
+        # pool inbox and the logouts; fleets the first two.
         *cases(server_user, server_client, "read", True,
                status(other_instance), lobby_topic(other_instance, "m1"), offer_topic(fleet_id),
-               waiter(other_instance), inbox_topic(instance, other_instance)),
+               waiter(other_instance), inbox_topic(instance, other_instance), logout(other_instance)),
         *cases(server_user, server_client, "read", False, match_topic(other_instance, "m1"),
                "$SYS/broker/uptime", inbox_topic(other_instance, instance)),
         *cases(fleet_user, fleet_id, "read", True, status(instance), lobby_topic(instance, "m1")),
         *cases(fleet_user, fleet_id, "read", False,
                offer_topic(other_fleet_id), match_topic(instance, "m1"), "$SYS/broker/uptime",
-               waiter(instance), inbox_topic(fleet_user, instance), inbox_topic(instance, fleet_user)),
+               waiter(instance), inbox_topic(fleet_user, instance), inbox_topic(instance, fleet_user),
+               logout(instance)),
         *cases(HEALTH_USER, health_client, "read", True, "$SYS/broker/uptime"),
         *cases(HEALTH_USER, health_client, "read", False, status(instance), lobby_topic(instance, "m1")),
     ]  # fmt: skip
@@ -427,13 +433,14 @@ def test_only_server_instances_write_instance_topics_whatever_the_user(services:
 
 
 def test_what_each_side_subscribes_to_is_what_the_acl_lets_it_read(services: dict[str, Any]) -> None:
-    subscriptions = {  # (server/lobby.py, bot_catalog.py, pool_exchange.py; bots/lobby_feeds.py)
+    subscriptions = {  # (server/lobby.py, bot_catalog.py, pool_exchange.py, accounts.py; bots/lobby_feeds.py)
         "server-a": [
             f"{TOPIC_ROOT}/instances/+",
             f"{TOPIC_ROOT}/lobby/+/+",
             OFFERS_TOPICS,
             WAITERS_PATTERN,
             inbox_pattern(server_services(services)["server-a"].instance_id),
+            LOGOUTS_PATTERN,
         ],
         "bots": [INSTANCE_TOPICS, LOBBY_TOPICS],
     }
