@@ -17,7 +17,8 @@ import msgspec
 from server.clock import Clock
 from server.errors import ErrorCode, ProtocolError, storage_failure
 from server.match import ABORTED, FINISHED, Match
-from server.protocol import Ended, EngineInfo, EngineSource, Moved
+from server.protocol import Ended, EngineInfo, Moved
+from server.protocol_parts import EngineSource
 from server.steps import Effect, Finish, SaveFinish, SaveMove, Step
 from server.storage import DuplicateMoveError, MoveRecord, StorageError, Store
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 
 from games import Position, get_game
-from server.protocol import MAX_CHAT_LENGTH, MAX_FLEET_KEY_LENGTH
+from server.protocol_parts import MAX_CHAT_LENGTH, MAX_FLEET_KEY_LENGTH
 from support.fuzz_values import (
     ABSENT,
     BAD_TIME_CONTROLS,

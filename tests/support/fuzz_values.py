@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from server.protocol import (
+from server.protocol_parts import (
     MAX_CHAT_LENGTH,
     MAX_FLEET_KEY_LENGTH,
     MAX_MOVE_LENGTH,
