@@ -380,7 +380,7 @@ class BotPlayer:
             self._finished(session, state.result or wire.MatchResult(state.status, None, state.status))
         offered = state.rematch_offer if session.over else state.draw_offer
         if offered is not None and offered != session.you:
-            self._spawn(self._answer_rematch(session) if session.over else self._answer_draw(session))
+            self._spawn(self._answer_rematch(session) if session.over else self._answer_offer(session))
 
     async def _apply(self, session: MatchSession, event: wire.MatchEvent) -> None:
         """Apply one event in sequence; a gap means we missed some: ask for them."""
@@ -400,8 +400,8 @@ class BotPlayer:
             session.status = event.status
             self._set_clocks(session, event.clocks_ms)
             self._finished(session, wire.MatchResult(event.status, event.winner, event.reason))
-        elif isinstance(event, wire.DrawOffered) and event.seat != session.you:
-            await self._answer_draw(session)
+        elif isinstance(event, wire.DrawOffered | wire.TakebackOffered) and event.seat != session.you:
+            await self._answer_offer(session, event)
         elif isinstance(event, wire.RematchOffered) and event.seat != session.you:
             await self._answer_rematch(session)
         elif isinstance(event, wire.RematchDeclined | wire.RematchStarted):
@@ -457,7 +457,7 @@ class BotPlayer:
         except (SearchError, PoolFailedError):
             log.exception("%s: search failed in %s; playing a random move", self.spec.name, session.match_id)
             # Nothing searched it, so it goes without search info.
-            move = wire.PlayMove(match_id=session.match_id, ply=ply, move=self._any_move(session))
+            move = wire.PlayMove(match_id=session.match_id, ply=ply, move=session.any_move())
         else:
             session.last_score = result.score
             move = wire.PlayMove(
@@ -480,17 +480,15 @@ class BotPlayer:
                 pass  # resent once reconnected, unless the catch-up shows it was played
             await asyncio.sleep(RETRY_DELAY_S)
 
-    def _any_move(self, session: MatchSession) -> str:
-        """A random legal move: better than losing on time when the pool cannot search."""
-        assert session.position is not None
-        rng = random.Random(move_seed(session.seed, session.ply))
-        return session.position.format_move(rng.choice(session.position.legal_moves()))
-
     # ------------------------------------------------------------------ offers and endings
 
-    async def _answer_draw(self, session: MatchSession) -> None:
-        accept = self.manners.accepts_draw(session.last_score)
-        answer = wire.AcceptDraw if accept else wire.DeclineDraw
+    async def _answer_offer(self, session: MatchSession, offer: wire.MatchEvent | None = None) -> None:
+        """Answer a draw offer (``offer`` ``None`` or a ``draw.offered``) or a takeback request (declined:
+        bots/manners.py)."""
+        if isinstance(offer, wire.TakebackOffered):
+            answer: type[wire.DeclineTakeback | wire.AcceptDraw | wire.DeclineDraw] = wire.DeclineTakeback
+        else:
+            answer = wire.AcceptDraw if self.manners.accepts_draw(session.last_score) else wire.DeclineDraw
         await self.link.send(answer(match_id=session.match_id))
 
     async def _answer_rematch(self, session: MatchSession) -> None:

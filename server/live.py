@@ -17,7 +17,7 @@ import functools
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Protocol, cast
+from typing import Protocol
 
 import msgspec
 
@@ -29,15 +29,14 @@ from server.connection import Connection, push_to
 from server.effect_rows import match_record, rows_for
 from server.errors import ErrorCode, ProtocolError, storage_failure
 from server.event_log import EventLog
+from server.followers import SpectatorCounter, catchup_for, state_for
 from server.ids import new_id
 from server.lobby import Lobby, lobby_entry, match_topic
 from server.match import CHAT_KEPT, LIVE, OPEN, Match
 from server.metrics import Metrics
 from server.protocol import (
-    AnyMatchEvent,
     BotStatus,
     BotStatusNote,
-    MatchCatchup,
     MatchEvent,
     MatchState,
     Moved,
@@ -96,6 +95,7 @@ class MatchHost:
             config, metrics, lambda match_id: match_topic(self.config.instance_id, match_id)
         )
         self._tasks: set[asyncio.Task[None]] = set()
+        self.spectators = SpectatorCounter(now)
         metrics.match_counts = self.registry.counts
 
     @functools.cached_property
@@ -259,17 +259,7 @@ class MatchHost:
             if missed is None:
                 watcher.send(self._state(live, watcher, request_id))
             else:
-                match, now = live.match, self.now()
-                catchup = MatchCatchup(
-                    match_id=live.id,
-                    log=live.log.id,
-                    seq=match.seq,
-                    events=cast("list[AnyMatchEvent]", missed),  # (the log holds only concrete events)
-                    clocks_ms=match.clocks_ms(now),
-                    clock_running=match.clock.running if match.clock and match.status == LIVE else None,
-                    id=request_id,
-                )
-                watcher.send(catchup)
+                watcher.send(catchup_for(live, missed, self.now(), request_id))
             self._follow(live, watcher)
             if live.bot_status is not None and live.match.status == OPEN:
                 watcher.send(BotStatusNote(match_id=live.id, bot_status=live.bot_status))
@@ -505,10 +495,12 @@ class MatchHost:
     def _follow(self, live: LiveMatch, connection: Connection) -> None:
         live.watchers.add(connection)
         connection.matches.add(live.id)
+        self.spectators.changed(live)
 
     def _stop_following(self, live: LiveMatch, connection: Connection) -> None:
         live.watchers.discard(connection)
         connection.matches.discard(live.id)
+        self.spectators.changed(live)
 
     async def _unfollow(self, live: LiveMatch, connection: Connection) -> None:
         self._stop_following(live, connection)
@@ -517,8 +509,7 @@ class MatchHost:
             await self._apply(live, live.match.disconnect(player_id, self.now()))
 
     def _state(self, live: LiveMatch, viewer: Connection, request_id: RequestId) -> MatchState:
-        state = live.match.state(log=live.log.id, now=self.now(), viewer=viewer.player_id)
-        return msgspec.structs.replace(state, id=request_id)
+        return state_for(live, viewer, self.now(), request_id)
 
     # ----------------------------------------------------------------- lobby and timers
 
@@ -572,5 +563,6 @@ class MatchHost:
             for handle in (live.timer, live.expiry):
                 if handle is not None:
                     handle.cancel()
+            live.spectators.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
