@@ -48,9 +48,10 @@ def spectators_of(match: Match, followers: Iterable[Connection]) -> int:
 
 
 def state_for(live: LiveMatch, viewer: Connection, now: float, request_id: RequestId) -> MatchState:
-    """The full ``match.state`` of ``live`` for ``viewer``, in reply to ``request_id``."""
+    """The full ``match.state`` of ``live`` for ``viewer``, in reply to ``request_id`` (``viewer`` counted
+    among the spectators: the state is what it starts following with)."""
     state = live.match.state(log=live.log.id, now=now, viewer=viewer.player_id)
-    spectators = spectators_of(live.match, live.watchers)
+    spectators = spectators_of(live.match, (*live.watchers, viewer))
     return msgspec.structs.replace(state, id=request_id, spectators=spectators)
 
 
