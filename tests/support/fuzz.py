@@ -308,8 +308,12 @@ def wrong_value(choices: Choices, arena: Arena) -> FuzzCase:
 # --------------------------------------------------------------------------- well-formed, refused
 
 
+WATCHING = {"lobby.subscribe", "lobby.unsubscribe", "match.watch", "match.leave"}
+"""The requests a connection may make before ``hello``."""
+
+
 def before_hello(choices: Choices, arena: Arena) -> FuzzCase:
-    kind = pick(choices, sorted(set(SCHEMAS) - {"hello"}))
+    kind = pick(choices, sorted(set(SCHEMAS) - {"hello"} - WATCHING))
     fields = {"match_id": _some_match_id(choices, arena)} if "match_id" in SCHEMAS[kind] else {}
     message = request(choices, kind, **fields)
     frame = encode(message, choices)
@@ -433,7 +437,14 @@ def own_not_allowed(choices: Choices, arena: Arena) -> FuzzCase:
     """Answering offers never made, joining twice, aborting too late. (Offering a rematch mid-game is
     allowed: it starts as the game ends.)"""
     own = pick(choices, arena.own)
-    kinds = ["draw.accept", "draw.decline", "rematch.accept", "rematch.decline"]
+    kinds = [
+        "draw.accept",
+        "draw.decline",
+        "rematch.accept",
+        "rematch.decline",
+        "takeback.accept",
+        "takeback.decline",
+    ]
     kinds.append("match.join")
     if len(own.moves) >= 2:
         kinds.append("abort")
