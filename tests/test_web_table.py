@@ -77,3 +77,26 @@ async def test_a_takeback_asked_for_in_the_browser_and_the_bot_named_by_its_leve
     await expect(page.locator("#toast")).to_contain_text("declined the takeback", timeout=TURN_TIMEOUT_MS)
     await expect(moves_played(page)).to_have_count(2)
     errors.assert_none()
+
+
+@IN_MODULE_LOOP
+async def test_a_visitor_is_asked_for_a_name_only_to_take_the_free_seat(
+    browser: Browser, base_url: str, arena_server: Server
+) -> None:
+    async with await ArenaClient.connect(arena_server.ws_url) as rival:
+        await rival.hello("Opal")
+        match_id = (await rival.request("match.create", game="tictactoe", seat=0))["match_id"]
+        page = await open_page(browser, base_url)
+        errors = PageErrors(page)
+        await page.goto(f"/match/{match_id}")
+        await expect(page.locator(".turn-status")).to_have_text(
+            "Opal is waiting for an opponent: join as X to play."
+        )
+        await page.get_by_role("button", name="Join as X").click()
+        await page.get_by_label("Your name").fill("Nora")
+        await page.get_by_role("button", name="Continue").click()
+        seated = await rival.expect(type_="seated", match_id=match_id, seat=1)
+        assert seated["player"]["name"] == "Nora"
+        await expect(page.locator(".player-strip.seat1")).to_contain_text("Nora (you)")
+        await expect(page.locator(".player-strip.to-move")).to_contain_text("Opal")
+        errors.assert_none()

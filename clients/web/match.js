@@ -37,6 +37,9 @@ const REFUSALS = {
   not_a_player: "You are watching this match, not playing it.",
 };
 
+/** The seat a visitor without a name asked to take: taken once the page is back under the name. */
+let joinAfterName = null;
+
 export function mount(container, app, [matchId]) {
   const model = new MatchModel();
   const cleanups = [];
@@ -106,6 +109,11 @@ export function mount(container, app, [matchId]) {
       if (rebuild) build(); // the first time, or a seat taken: the player's side goes to the bottom
       settlePendingMove();
       render();
+      if (joinAfterName?.matchId === matchId && app.connection) {
+        const { seat } = joinAfterName;
+        joinAfterName = null;
+        if (model.mySeat === null && model.state.status === "open") join(seat);
+      }
     } else if (message.type === "match.catchup") {
       for (const event of message.events) onEvent(event, { quiet: true });
       if (model.ready && message.clocks_ms !== undefined) {
@@ -219,7 +227,8 @@ export function mount(container, app, [matchId]) {
   /** Takes the free seat of an open match reached by its link (a private match is only reached so). */
   async function join(seat) {
     if (!app.connection) {
-      app.signIn(container); // a name first: the page comes back under it, its seat still free to take
+      joinAfterName = { matchId, seat }; // a name first: the page comes back under it and takes the seat
+      app.signIn(container);
       return;
     }
     try {
@@ -485,7 +494,7 @@ export function mount(container, app, [matchId]) {
     ui?.resign.disarm();
     // A spectator stops following. A player keeps following from the lobby: leaving would start the
     // grace period of a live match, or cancel an open one the player is waiting in.
-    if (connection?.ready && model.ready && model.mySeat === null) {
+    if (connection?.ready && !connection.closed && model.ready && model.mySeat === null) {
       connection.request({ type: "match.leave", match_id: matchId }).catch(() => {});
     }
     document.title = "Ply Arena";
