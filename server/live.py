@@ -365,6 +365,11 @@ class MatchHost:
         store, it must be acknowledged to the players, or the match could never pass that ply. Returns
         whether the stored move answered ``resend``. Raises ``unavailable`` (staying unsure) when the
         store cannot say."""
+        if live.unsure.takeback is not None:
+            taken = await recovery.stored_takeback_step(self.store, live.match, live.unsure.takeback)
+            live.unsure.takeback = None
+            if taken is not None:
+                await self._apply(live, taken)
         if live.unsure.finish:
             ended = await recovery.stored_finish_step(self.store, live.match, self.now())
             live.unsure.finish = False
@@ -411,7 +416,7 @@ class MatchHost:
         """Return if ``step`` is found stored after all (a batch whose answer was lost); else note what
         the failure leaves unsure and raise its refusal, after playing a move the store turns out to
         hold (a refusal other than ``unavailable`` says the store knows more than this match)."""
-        live.unsure.note_failed(step.effects)
+        live.unsure.note_failed(step)
         if await recovery.stored_after_all(self.store, live.id, step.effects, error):
             live.unsure.ply = None  # this very move, and the rest of its step: committed
             return
