@@ -319,7 +319,8 @@ class MatchState(ServerMessage, tag="match.state", kw_only=True, frozen=True):
     takeback_offer: SeatNumber | None = None
     """The seat asking for a takeback; left out when none is."""
     spectators: Count = 0
-    """How many watch the match without a seat in it (people, not their connections, where known)."""
+    """How many watch the match without a seat in it (people, not their connections, where known); left
+    out when none does."""
     rematch_offer: SeatNumber | None
     rematch_agreed: bool
     """Both players asked for a rematch during the game: it starts as the game ends."""
