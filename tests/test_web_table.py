@@ -64,7 +64,7 @@ async def test_a_takeback_asked_for_in_the_browser_and_the_bot_named_by_its_leve
     page = await open_page(browser, base_url)
     errors = PageErrors(page)
     await sign_in(page, "Tess")
-    await play_bot(page, "Connect Four", 1, "Red (moves first)")
+    match_id = await play_bot(page, "Connect Four", 1, "Red (moves first)")
     bots = await (await page.request.get("/api/bots")).json()
     level = next(row for row in bots["games"]["connect4"] if row["level"] == 1)
     await expect(page.locator(".player-strip.seat1")).to_contain_text(f"{level['name']} · level 1")
@@ -76,6 +76,10 @@ async def test_a_takeback_asked_for_in_the_browser_and_the_bot_named_by_its_leve
     await page.get_by_role("button", name="Ask to take back your last move").click()
     await expect(page.locator("#toast")).to_contain_text("declined the takeback", timeout=TURN_TIMEOUT_MS)
     await expect(moves_played(page)).to_have_count(2)
+    await page.goto("/")  # the lobby lists the game in progress against the bot by its level's name
+    shown = f"{level['name']} · level 1"
+    await expect(page.locator(f'.your-games [data-match="{match_id}"]')).to_contain_text(f"against {shown}")
+    await expect(page.locator(f'.match-list [data-match="{match_id}"]').last).to_contain_text(f"vs {shown}")
     errors.assert_none()
 
 
