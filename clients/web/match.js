@@ -151,6 +151,7 @@ export function mount(container, app, [matchId]) {
     if (outcome !== "applied") return;
     if (event.type === "moved" && sending && event.ply === sending.ply) sending = null;
     if (event.type === "ended") ui.error.textContent = ""; // a refusal from the game is moot now
+    if (event.type === "takeback.accepted") ui.board.clearSelection(); // a piece picked may be gone
     // "It is not your turn" (or any refusal of the last position) is moot once it is.
     if (event.type === "moved" && model.myTurn) ui.error.textContent = "";
     if (event.type === "started" && !Array.isArray(event.legal)) {
