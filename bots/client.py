@@ -29,25 +29,20 @@ import logging
 import random
 import time
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
-from functools import cache
 from typing import Any, Protocol
 
 from bots import wire
 from bots.capacity import Capacity, Ticket
 from bots.levels import level as level_row
-from bots.levels import level_table
 from bots.link import DEFAULT_BACKOFF, Backoff, Link, RequestFailed
 from bots.manners import DEFAULT_MANNERS, Manners
 from bots.pool import PoolFailedError, SearchError, ThinkRequest, ThinkResult
 from bots.session import MatchSession, move_seed
+from bots.spec import BotSpec
 from bots.timing import think_budget_ms
 from games import get_game
 
 log = logging.getLogger(__name__)
-
-GAME_CODES = {"tictactoe": "ttt", "connect4": "c4", "othello": "oth", "checkers": "chk"}
-"""Short game names for bot names; a game not listed goes by its full name."""
 
 RETRY_CODES = frozenset({"rate_limited", "unavailable", "internal"})
 """Error codes after which a move is sent again (nothing changed on the server)."""
@@ -63,41 +58,6 @@ class Thinker(Protocol):
     """
 
     async def think(self, request: ThinkRequest) -> ThinkResult: ...
-
-
-@dataclass(frozen=True, slots=True)
-class BotSpec:
-    """Which bot: a game and one of its levels, with that level's search style."""
-
-    game: str
-    level: int
-    style: str
-
-    @classmethod
-    def of(cls, game: str, level: int) -> BotSpec:
-        """The bot playing ``level`` of ``game``, as the level table describes it."""
-        return cls(game, level, level_row(game, level).style)
-
-    @classmethod
-    def named(cls, name: str) -> BotSpec | None:
-        """The bot that says hello as ``name``, or ``None`` if no level of any game is called so."""
-        return _specs_by_name().get(name)
-
-    @property
-    def name(self) -> str:
-        """The name it says hello with: style (or outside engine), game and level, e.g. ``alphabeta-c4-L5``,
-        ``stockfish-chess-L8``."""
-        engine = level_row(self.game, self.level).engine
-        who = self.style if engine is None else engine.name
-        return f"{who}-{GAME_CODES.get(self.game, self.game)}-L{self.level}"
-
-
-@cache
-def _specs_by_name() -> dict[str, BotSpec]:
-    specs = (
-        BotSpec.of(game, number) for game, rows in level_table().items() for number in range(1, len(rows) + 1)
-    )
-    return {spec.name: spec for spec in specs}
 
 
 Elsewhere = Callable[["BotPlayer", MatchSession, str | None, bool], None]
@@ -380,7 +340,7 @@ class BotPlayer:
             self._finished(session, state.result or wire.MatchResult(state.status, None, state.status))
         offered = state.rematch_offer if session.over else state.draw_offer
         if offered is not None and offered != session.you:
-            self._spawn(self._answer_rematch(session) if session.over else self._answer_draw(session))
+            self._spawn(self._answer_rematch(session) if session.over else self._answer_offer(session))
 
     async def _apply(self, session: MatchSession, event: wire.MatchEvent) -> None:
         """Apply one event in sequence; a gap means we missed some: ask for them."""
@@ -400,8 +360,8 @@ class BotPlayer:
             session.status = event.status
             self._set_clocks(session, event.clocks_ms)
             self._finished(session, wire.MatchResult(event.status, event.winner, event.reason))
-        elif isinstance(event, wire.DrawOffered) and event.seat != session.you:
-            await self._answer_draw(session)
+        elif isinstance(event, wire.DrawOffered | wire.TakebackOffered) and event.seat != session.you:
+            await self._answer_offer(session, event)
         elif isinstance(event, wire.RematchOffered) and event.seat != session.you:
             await self._answer_rematch(session)
         elif isinstance(event, wire.RematchDeclined | wire.RematchStarted):
@@ -457,7 +417,7 @@ class BotPlayer:
         except (SearchError, PoolFailedError):
             log.exception("%s: search failed in %s; playing a random move", self.spec.name, session.match_id)
             # Nothing searched it, so it goes without search info.
-            move = wire.PlayMove(match_id=session.match_id, ply=ply, move=self._any_move(session))
+            move = wire.PlayMove(match_id=session.match_id, ply=ply, move=session.any_move())
         else:
             session.last_score = result.score
             move = wire.PlayMove(
@@ -480,17 +440,15 @@ class BotPlayer:
                 pass  # resent once reconnected, unless the catch-up shows it was played
             await asyncio.sleep(RETRY_DELAY_S)
 
-    def _any_move(self, session: MatchSession) -> str:
-        """A random legal move: better than losing on time when the pool cannot search."""
-        assert session.position is not None
-        rng = random.Random(move_seed(session.seed, session.ply))
-        return session.position.format_move(rng.choice(session.position.legal_moves()))
-
     # ------------------------------------------------------------------ offers and endings
 
-    async def _answer_draw(self, session: MatchSession) -> None:
-        accept = self.manners.accepts_draw(session.last_score)
-        answer = wire.AcceptDraw if accept else wire.DeclineDraw
+    async def _answer_offer(self, session: MatchSession, offer: wire.MatchEvent | None = None) -> None:
+        """Answer a draw offer (``offer`` ``None`` or a ``draw.offered``) or a takeback request (declined:
+        bots/manners.py)."""
+        if isinstance(offer, wire.TakebackOffered):
+            answer: type[wire.DeclineTakeback | wire.AcceptDraw | wire.DeclineDraw] = wire.DeclineTakeback
+        else:
+            answer = wire.AcceptDraw if self.manners.accepts_draw(session.last_score) else wire.DeclineDraw
         await self.link.send(answer(match_id=session.match_id))
 
     async def _answer_rematch(self, session: MatchSession) -> None:

@@ -5,6 +5,9 @@
   side) is at most :attr:`Manners.draw_max_score` (0 by default: equal or worse);
   it declines otherwise, and also before it has searched at all (it has no
   reason then to think it stands worse).
+- **Takebacks.** A bot never asks for one, and declines every request: it
+  played its move for the position as it was, and a game it could be asked to
+  replay move by move would measure nothing.
 - **Rematches.** A bot never offers one. It accepts an offer when its fleet has
   room for one more game (a rematch is a new game and counts against
   ``--max-games``), and declines otherwise. After a match ends it keeps following

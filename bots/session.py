@@ -61,6 +61,12 @@ class MatchSession:
     def over(self) -> bool:
         return self.status in ("finished", "aborted")
 
+    def any_move(self) -> str:
+        """A random legal move: better than losing on time when the pool cannot search."""
+        assert self.position is not None
+        rng = random.Random(move_seed(self.seed, self.ply))
+        return self.position.format_move(rng.choice(self.position.legal_moves()))
+
     def clock(self) -> Clock | None:
         """Our clock now, or ``None`` when untimed."""
         if self.clocks_ms is None or self.you is None:

@@ -144,6 +144,10 @@ class DeclineDraw(Request, tag="draw.decline", kw_only=True):
     match_id: str
 
 
+class DeclineTakeback(Request, tag="takeback.decline", kw_only=True):
+    match_id: str
+
+
 class AcceptRematch(Request, tag="rematch.accept", kw_only=True):
     match_id: str
 
@@ -256,6 +260,10 @@ class DrawDeclined(MatchEvent, kw_only=True, frozen=True):
     seat: int
 
 
+class TakebackOffered(MatchEvent, kw_only=True, frozen=True):
+    seat: int
+
+
 class RematchOffered(MatchEvent, kw_only=True, frozen=True):
     seat: int
 
@@ -337,6 +345,7 @@ EVENT_TYPES: dict[str, type[MatchEvent]] = {
     "moved": Moved,
     "draw.offered": DrawOffered,
     "draw.declined": DrawDeclined,
+    "takeback.offered": TakebackOffered,
     "rematch.offered": RematchOffered,
     "rematch.declined": RematchDeclined,
     "rematch.started": RematchStarted,

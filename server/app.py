@@ -19,7 +19,6 @@ import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
-from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -40,9 +39,10 @@ from server.fair_use import BotGameCap, ChatLimits, check_open_matches, joins_a_
 from server.http import HttpFront, host_name
 from server.ids import new_match_id
 from server.listener import Listener
-from server.live import Intent, MatchHost, player_info
+from server.live import MatchHost, player_info
 from server.lobby import TOPIC_ROOT, Lobby
 from server.match import Match
+from server.match_actions import MATCH_ACTIONS
 from server.metrics import Metrics, measure_loop_lag
 from server.pool_service import PoolService
 from server.protocol import Request, UndecodableRequest
@@ -335,11 +335,15 @@ class Server:
             return None
 
     def _dispatch(self, connection: Connection, request: Request) -> Awaitable[object]:
-        """The handling of ``request``: its handler's, once the connection has said hello."""
+        """The handling of ``request``: its handler's, once the connection has said hello (watching
+        needs no hello: see :data:`READ_ONLY`)."""
         if isinstance(request, protocol.Hello):
             return self._hello(connection, request)
-        if connection.player is None:
-            raise ProtocolError(ErrorCode.HELLO_REQUIRED, "say hello first (with a name, or your token)")
+        if connection.player is None and type(request) not in READ_ONLY:
+            raise ProtocolError(
+                ErrorCode.HELLO_REQUIRED,
+                "say hello first (with a name, or your token): only watching needs none",
+            )
         return self._handlers[type(request)](connection, request)
 
     def _refuse_error(self, connection: Connection, error: Exception, request_id: protocol.RequestId) -> None:
@@ -484,27 +488,11 @@ class Server:
         return self.host.act(request.match_id, intent, connection, request.id, resend)
 
 
-MATCH_ACTIONS: dict[type[Request], Callable[[Any, str], Intent]] = {
-    protocol.PlayMove: lambda request, player_id: partial(
-        Match.move, player_id=player_id, ply=request.ply, text=request.move, engine=request.engine
-    ),
-    protocol.Resign: lambda _, player_id: partial(Match.resign, player_id=player_id),
-    protocol.OfferDraw: lambda _, player_id: partial(Match.offer_draw, player_id=player_id),
-    protocol.AcceptDraw: lambda _, player_id: partial(Match.accept_draw, player_id=player_id),
-    protocol.DeclineDraw: lambda _, player_id: partial(Match.decline_draw, player_id=player_id),
-    protocol.Abort: lambda _, player_id: partial(Match.abort, player_id=player_id),
-    protocol.OfferRematch: lambda _, player_id: partial(
-        Match.offer_rematch, player_id=player_id, new_match_id=new_match_id()
-    ),
-    protocol.AcceptRematch: lambda _, player_id: partial(
-        Match.accept_rematch, player_id=player_id, new_match_id=new_match_id()
-    ),
-    protocol.DeclineRematch: lambda _, player_id: partial(Match.decline_rematch, player_id=player_id),
-    protocol.SendChat: lambda request, player_id: partial(Match.chat, player_id=player_id, text=request.text),
-}
-"""The requests a seated player makes within a match, each with what turns it into its intent: the
-:class:`Match` method that carries it out, all but the match and the time bound. Adding a match action
-is a method of ``Match`` and a line here."""
+READ_ONLY: frozenset[type[Request]] = frozenset(
+    {protocol.LobbySubscribe, protocol.LobbyUnsubscribe, protocol.WatchMatch, protocol.LeaveMatch}
+)
+"""The requests a connection may make before ``hello``: following the lobby and watching matches, which
+change nothing, so that anyone with a link can watch without picking a name."""
 
 
 @contextlib.asynccontextmanager

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from server.addresses import LOOPBACK_NETWORKS, PRIVATE_NETWORKS, parse_networks
-from server.protocol import MAX_FLEET_KEY_LENGTH
+from server.protocol_base import MAX_FLEET_KEY_LENGTH
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765

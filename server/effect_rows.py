@@ -12,7 +12,17 @@ import msgspec
 
 from server.match import LIVE, Match
 from server.protocol import EngineInfo
-from server.steps import CreateRematch, Effect, Finish, SaveChat, SaveFinish, SaveMove, SaveSeat, SaveStart
+from server.steps import (
+    CreateRematch,
+    Effect,
+    Finish,
+    SaveChat,
+    SaveFinish,
+    SaveMove,
+    SaveSeat,
+    SaveStart,
+    TakeBack,
+)
 from server.storage import records, writes
 from server.storage.records import ChatRecord, MatchFinish, MatchRecord, MoveRecord, SeatRecord
 from server.storage.writes import Write
@@ -63,6 +73,8 @@ def _rows(match_id: str, effect: Effect, at: datetime, host: str) -> Write:
     if isinstance(effect, SaveChat):
         line = effect.line
         return writes.new_chat(ChatRecord(match_id, line.seq, line.seat, line.name, line.text, at))
+    if isinstance(effect, TakeBack):
+        return writes.take_back(match_id, effect.ply)
     assert isinstance(effect, CreateRematch)
     return _rematch(match_id, effect.match, at, host)
 

@@ -17,7 +17,7 @@ import functools
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Protocol, cast
+from typing import Protocol
 
 import msgspec
 
@@ -29,15 +29,14 @@ from server.connection import Connection, push_to
 from server.effect_rows import match_record, rows_for
 from server.errors import ErrorCode, ProtocolError, storage_failure
 from server.event_log import EventLog
+from server.followers import SpectatorCounter, catchup_for, state_for
 from server.ids import new_id
 from server.lobby import Lobby, lobby_entry, match_topic
 from server.match import CHAT_KEPT, LIVE, OPEN, Match
 from server.metrics import Metrics
 from server.protocol import (
-    AnyMatchEvent,
     BotStatus,
     BotStatusNote,
-    MatchCatchup,
     MatchEvent,
     MatchState,
     Moved,
@@ -98,6 +97,7 @@ class MatchHost:
         self._tasks: set[asyncio.Task[None]] = set()
         self.on_finished: Callable[[Match], None] = lambda match: None
         """Told of each match that ends here, once its result is committed (the server rates it)."""
+        self.spectators = SpectatorCounter(now)
         metrics.match_counts = self.registry.counts
 
     @functools.cached_property
@@ -239,7 +239,7 @@ class MatchHost:
             watching = joiner in live.watchers
             live.watchers.discard(joiner)  # (its match.state holds the seated and started events)
             try:
-                await self._apply(live, step)
+                await self.apply(live, step)
             finally:
                 if watching:
                     live.watchers.add(joiner)
@@ -258,22 +258,12 @@ class MatchHost:
         async with live.lock:
             await self._catch_up(live)
             if watcher.player_id is not None:  # (first, so that what it is sent shows it back)
-                await self._apply(live, live.match.connect(watcher.player_id, self.now()))
+                await self.apply(live, live.match.connect(watcher.player_id, self.now()))
             missed = live.log.since(log_id, since)
             if missed is None:
                 watcher.send(self._state(live, watcher, request_id))
             else:
-                match, now = live.match, self.now()
-                catchup = MatchCatchup(
-                    match_id=live.id,
-                    log=live.log.id,
-                    seq=match.seq,
-                    events=cast("list[AnyMatchEvent]", missed),  # (the log holds only concrete events)
-                    clocks_ms=match.clocks_ms(now),
-                    clock_running=match.clock.running if match.clock and match.status == LIVE else None,
-                    id=request_id,
-                )
-                watcher.send(catchup)
+                watcher.send(catchup_for(live, missed, self.now(), request_id))
             self._follow(live, watcher)
             if live.bot_status is not None and live.match.status == OPEN:
                 watcher.send(BotStatusNote(match_id=live.id, bot_status=live.bot_status))
@@ -287,7 +277,7 @@ class MatchHost:
                 and live.match.status == OPEN
                 and live.match.seat_of(player_id) is not None
             ):  # (ended first: its creator's going starts no grace period)
-                await self._apply(live, live.match.abort(player_id, self.now()))
+                await self.apply(live, live.match.abort(player_id, self.now()))
             await self._unfollow(live, leaver)
 
     async def disconnected(self, connection: Connection) -> None:
@@ -340,7 +330,7 @@ class MatchHost:
             if step.duplicate:
                 requester.send(self._state(live, requester, request_id))
                 return
-            await self._apply(live, step, requester, request_id)
+            await self.apply(live, step, requester, request_id)
         finally:
             live.lock.release()
 
@@ -365,7 +355,7 @@ class MatchHost:
             return True
         step = stalls.tick(live.match, self.now(), self.config.bot_idle_untimed_s)
         if step.match is not live.match:
-            await self._apply(live, step)
+            await self.apply(live, step)
         return False
 
     async def _settle_unsure(
@@ -379,11 +369,16 @@ class MatchHost:
         store, it must be acknowledged to the players, or the match could never pass that ply. Returns
         whether the stored move answered ``resend``. Raises ``unavailable`` (staying unsure) when the
         store cannot say."""
+        if live.unsure.takeback is not None:
+            taken = await recovery.stored_takeback_step(self.store, live.match, live.unsure.takeback)
+            live.unsure.takeback = None
+            if taken is not None:
+                await self.apply(live, taken)
         if live.unsure.finish:
             ended = await recovery.stored_finish_step(self.store, live.match, self.now())
             live.unsure.finish = False
             if ended is not None:
-                await self._apply(live, ended)
+                await self.apply(live, ended)
         ply = live.unsure.ply
         if ply is None:
             return False
@@ -394,12 +389,12 @@ class MatchHost:
         step, stored = found
         player_id = None if requester is None else requester.player_id
         if recovery.answers_resend(live.match, stored, player_id, resend):
-            await self._apply(live, step, requester, request_id)
+            await self.apply(live, step, requester, request_id)
             return True
-        await self._apply(live, step)
+        await self.apply(live, step)
         return False
 
-    async def _apply(
+    async def apply(
         self,
         live: LiveMatch,
         step: Step,
@@ -425,7 +420,7 @@ class MatchHost:
         """Return if ``step`` is found stored after all (a batch whose answer was lost); else note what
         the failure leaves unsure and raise its refusal, after playing a move the store turns out to
         hold (a refusal other than ``unavailable`` says the store knows more than this match)."""
-        live.unsure.note_failed(step.effects)
+        live.unsure.note_failed(step)
         if await recovery.stored_after_all(self.store, live.id, step.effects, error):
             live.unsure.ply = None  # this very move, and the rest of its step: committed
             return
@@ -510,20 +505,21 @@ class MatchHost:
     def _follow(self, live: LiveMatch, connection: Connection) -> None:
         live.watchers.add(connection)
         connection.matches.add(live.id)
+        self.spectators.changed(live)
 
     def _stop_following(self, live: LiveMatch, connection: Connection) -> None:
         live.watchers.discard(connection)
         connection.matches.discard(live.id)
+        self.spectators.changed(live)
 
     async def _unfollow(self, live: LiveMatch, connection: Connection) -> None:
         self._stop_following(live, connection)
         player_id = connection.player_id
         if player_id is not None and not live.has_connection_of(player_id):
-            await self._apply(live, live.match.disconnect(player_id, self.now()))
+            await self.apply(live, live.match.disconnect(player_id, self.now()))
 
     def _state(self, live: LiveMatch, viewer: Connection, request_id: RequestId) -> MatchState:
-        state = live.match.state(log=live.log.id, now=self.now(), viewer=viewer.player_id)
-        return msgspec.structs.replace(state, id=request_id)
+        return state_for(live, viewer, self.now(), request_id)
 
     # ----------------------------------------------------------------- lobby and timers
 
@@ -577,5 +573,6 @@ class MatchHost:
             for handle in (live.timer, live.expiry):
                 if handle is not None:
                     handle.cancel()
+            live.spectators.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)

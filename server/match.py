@@ -21,6 +21,7 @@ from server import protocol
 from server.clock import Clock, TimeControl
 from server.errors import ErrorCode, ProtocolError
 from server.protocol import EngineInfo, MatchEvent, MatchOptions, PlayerInfo
+from server.protocol_base import MAX_CHAT_LENGTH
 from server.steps import (
     CreateRematch,
     Effect,
@@ -69,6 +70,10 @@ class Match(msgspec.Struct, frozen=True, gc=False):
     clock: Clock | None = None
     turn_started: float | None = None
     draw_offer: int | None = None
+    takeback_offer: int | None = None
+    """The seat asking for a takeback (:mod:`server.offers`), until answered or a move is played."""
+    move_clocks: tuple[tuple[int, int] | None, ...] = ()
+    """Both remaining times after each move, as stored with it: where a takeback sets the clocks back."""
     rematch_offer: int | None = None
     rematch_agreed_id: str | None = None
     """The id of the rematch both players asked for during play: it starts as this game ends."""
@@ -99,6 +104,11 @@ class Match(msgspec.Struct, frozen=True, gc=False):
     @property
     def ply(self) -> int:
         return len(self.moves)
+
+    @property
+    def rated(self) -> bool:
+        """Whether the game counts for people's ratings."""
+        return self.options.rated
 
     @property
     def is_over(self) -> bool:
@@ -158,6 +168,7 @@ class Match(msgspec.Struct, frozen=True, gc=False):
                 for since in self.absent_since
             ],
             draw_offer=self.draw_offer,
+            takeback_offer=self.takeback_offer,
             rematch_offer=self.rematch_offer,
             rematch_agreed=self.rematch_agreed_id is not None,
             result=self.result,
@@ -229,31 +240,6 @@ class Match(msgspec.Struct, frozen=True, gc=False):
         self._require_live()
         return self._finish(Finish(FINISHED, 1 - seat, f"seat {seat} resigned"), now)
 
-    def offer_draw(self, player_id: str, now: float) -> Step:
-        seat = self._require_seat(player_id)
-        self._require_live()
-        if self.draw_offer == 1 - seat:
-            return self.accept_draw(player_id, now)
-        if self.draw_offer == seat:
-            raise ProtocolError(ErrorCode.NOT_ALLOWED, "you have already offered a draw")
-        offered = protocol.DrawOffered(match_id=self.id, seq=0, seat=seat)
-        return replace(self, draw_offer=seat)._step([offered])
-
-    def accept_draw(self, player_id: str, now: float) -> Step:
-        seat = self._require_seat(player_id)
-        self._require_live()
-        if self.draw_offer != 1 - seat:
-            raise ProtocolError(ErrorCode.NOT_ALLOWED, "there is no draw offer from your opponent to accept")
-        return self._finish(Finish(FINISHED, None, "draw by agreement"), now)
-
-    def decline_draw(self, player_id: str, now: float) -> Step:
-        seat = self._require_seat(player_id)
-        self._require_live()
-        if self.draw_offer != 1 - seat:
-            raise ProtocolError(ErrorCode.NOT_ALLOWED, "there is no draw offer from your opponent to decline")
-        declined = protocol.DrawDeclined(match_id=self.id, seq=0, seat=seat)
-        return replace(self, draw_offer=None)._step([declined])
-
     def abort(self, player_id: str, now: float) -> Step:
         """Call the match off: always while it is open, once live only until both sides have moved."""
         seat = self._require_seat(player_id)
@@ -264,50 +250,13 @@ class Match(msgspec.Struct, frozen=True, gc=False):
             )
         return self._finish(Finish(ABORTED, None, f"aborted by seat {seat}"), now)
 
-    def offer_rematch(self, player_id: str, new_match_id: str, now: float) -> Step:
-        """Offer a rematch, after the game or during it; an offer that meets the opponent's accepts it."""
-        seat = self._require_seat(player_id)
-        self._require_rematch_to_agree()
-        if self.rematch_offer == 1 - seat:
-            return self.accept_rematch(player_id, new_match_id, now)
-        if self.rematch_offer == seat:
-            raise ProtocolError(ErrorCode.NOT_ALLOWED, "you have already offered a rematch")
-        offered = protocol.RematchOffered(match_id=self.id, seq=0, seat=seat)
-        return replace(self, rematch_offer=seat)._step([offered])
-
-    def accept_rematch(self, player_id: str, new_match_id: str, now: float) -> Step:
-        """Accept the opponent's rematch offer: the rematch starts as ``new_match_id`` now if the game is
-        over, or the moment it ends (a pair playing a series loses no time between games)."""
-        seat = self._require_seat(player_id)
-        self._require_rematch_to_agree()
-        if self.rematch_offer != 1 - seat:
-            raise ProtocolError(
-                ErrorCode.NOT_ALLOWED, "there is no rematch offer from your opponent to accept"
-            )
-        if not self.is_over:
-            agreed = protocol.RematchAgreed(match_id=self.id, seq=0)
-            return replace(self, rematch_offer=None, rematch_agreed_id=new_match_id)._step([agreed])
-        match, started, create = self._rematch(new_match_id, now)
-        return match._step([started], [create])
-
-    def decline_rematch(self, player_id: str, now: float) -> Step:
-        """Decline the opponent's rematch offer, or, during the game, withdraw from an agreed rematch."""
-        seat = self._require_seat(player_id)
-        self._require_rematch_possible()
-        if self.rematch_offer != 1 - seat and self.rematch_agreed_id is None:
-            raise ProtocolError(
-                ErrorCode.NOT_ALLOWED, "there is no rematch offer from your opponent to decline"
-            )
-        declined = protocol.RematchDeclined(match_id=self.id, seq=0, seat=seat)
-        return replace(self, rematch_offer=None, rematch_agreed_id=None)._step([declined])
-
     def chat(self, player_id: str, text: str, now: float, max_lines: int = 0) -> Step:
         """A chat line from a seated player (spectators watch, they do not speak); refused once the match
         has stored ``max_lines`` (0: no cap), so that no one fills the store through one match."""
         seat = self._require_seat(player_id)
         player = self.seats[seat]
         assert player is not None
-        line = clean_text(text, "chat text", protocol.MAX_CHAT_LENGTH)
+        line = clean_text(text, "chat text", MAX_CHAT_LENGTH)
         if max_lines and self.chat_count >= max_lines:
             raise ProtocolError(
                 ErrorCode.NOT_ALLOWED,
@@ -427,17 +376,19 @@ class Match(msgspec.Struct, frozen=True, gc=False):
         # A move that does not end the game is numbered here, so that its match is made once (most moves);
         # one that does is numbered with the game's end, in :meth:`_closing_step`.
         seq = self.seq + 1 if finish is None else self.seq
+        # Both times as they stand now: the clock just pressed (or stopped) has run for no time yet.
+        clocks = None if clock is None else clock.remaining_ms
         match = replace(
             self,
             positions=(*self.positions, after),
             moves=(*self.moves, notation),
+            move_clocks=(*self.move_clocks, clocks),
             clock=clock,
             turn_started=now,
             draw_offer=None if self.draw_offer == 1 - seat else self.draw_offer,
+            takeback_offer=None,
             seq=seq,
         )
-        # Both times as they stand now: the clock just pressed (or stopped) has run for no time yet.
-        clocks = None if clock is None else clock.remaining_ms
         shown = self.game.displayed(self.positions[-1:], (notation,))  # SAN, in chess
         moved = protocol.Moved(
             match_id=self.id,
@@ -524,6 +475,7 @@ class Match(msgspec.Struct, frozen=True, gc=False):
             clock=clock,
             result=result,
             draw_offer=None,
+            takeback_offer=None,
             absent_since=(None, None),
         )
         ended = protocol.Ended(

@@ -378,6 +378,6 @@ async def seat_away(host: MatchHost, live: LiveMatch, player: PlayerInfo, seat: 
     period at once: they come with ``match.watch``, or lose by absence as anyone who leaves."""
     async with live.lock:
         now = host.now()
-        await host._apply(live, live.match.join(player, seat, now))
+        await host.apply(live, live.match.join(player, seat, now))
         with contextlib.suppress(ProtocolError):
-            await host._apply(live, live.match.disconnect(player.id, now))
+            await host.apply(live, live.match.disconnect(player.id, now))

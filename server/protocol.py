@@ -31,71 +31,31 @@ from server.decoding import MAX_NESTING as MAX_NESTING
 from server.decoding import peek_request_id as peek_request_id
 from server.errors import ErrorCode
 from server.pool_protocol import AcceptPoolBot, JoinPool, LeavePool, Paired, PoolLeft, PoolWaiting
-from server.protocol_base import MAX_NAME_LENGTH as MAX_NAME_LENGTH
-from server.protocol_base import RAW_TEXT_ALLOWANCE as RAW_TEXT_ALLOWANCE
-from server.protocol_base import BotRequest as BotRequest
-from server.protocol_base import Name as Name
-from server.protocol_base import PlayerInfo as PlayerInfo
-from server.protocol_base import Request as Request
-from server.protocol_base import ServerMessage as ServerMessage
+from server.protocol_base import (
+    MAX_BOT_STATUS_LENGTH,
+    MAX_NAME_LENGTH,
+    BotRequest,
+    BotStatus,
+    BotStatusState,
+    ChatText,
+    Count,
+    EngineInfo,
+    FleetKey,
+    LobbyEntry,
+    MatchId,
+    MatchResult,
+    MoveText,
+    Name,
+    PlayerInfo,
+    Request,
+    SeatNumber,
+    ServerMessage,
+    Token,
+)
+from server.protocol_base import MAX_MOVE_LENGTH as MAX_MOVE_LENGTH
+from server.protocol_base import PV_MOVE_PATTERN as PV_MOVE_PATTERN
 
 PROTOCOL_VERSION = 1
-
-MAX_CHAT_LENGTH = 200
-MAX_MOVE_LENGTH = 32
-MAX_PV_LENGTH = 64
-MAX_TOKEN_LENGTH = 128
-MAX_BOT_STATUS_LENGTH = 200
-
-MatchId = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ID_LENGTH)]
-Token = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_TOKEN_LENGTH)]
-MAX_FLEET_KEY_LENGTH = 256
-FleetKey = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_FLEET_KEY_LENGTH)]
-MoveText = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_MOVE_LENGTH)]
-PV_MOVE_PATTERN = r"\A[A-Za-z0-9][A-Za-z0-9+#=*-]*\Z"
-"""What a move of a principal variation may be: ASCII letters and digits and the marks that move notations
-use (``11-15``, ``22x15x8``, ``pass``, and for games to come ``O-O``, ``e8=Q+``, ``P*5e``). A pv is a line
-of future moves, so no game can check it against a position; this keeps it notation and not a second chat
-(no spaces, dots or slashes, so no sentences or addresses; nothing invisible, no markup). ``\\Z``, not
-``$``, which would let a line break through before the end."""
-PvMove = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_MOVE_LENGTH, pattern=PV_MOVE_PATTERN)]
-ChatText = Annotated[str, msgspec.Meta(min_length=1, max_length=RAW_TEXT_ALLOWANCE * MAX_CHAT_LENGTH)]
-Count = Annotated[int, msgspec.Meta(ge=0, le=2**53)]
-Depth = Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)]
-"""A search depth: it is stored in a 32-bit column, so a larger one could not be (PostgreSQL refuses it)."""
-Score = Annotated[int, msgspec.Meta(ge=-(10**9), le=10**9)]
-SeatNumber = Annotated[int, msgspec.Meta(ge=0, le=1)]
-EngineSource = Literal["book", "solved", "searched"]
-"""Where a bot's move came from: its opening book, an exact solver, or a depth-limited search."""
-BotStatusState = Literal["queued", "unavailable", "coming"]
-"""How a bot request stands: waiting its turn, not to be served, or about to be seated."""
-
-
-# --------------------------------------------------------------------------- shared parts
-
-
-class BotStatus(msgspec.Struct, frozen=True):
-    """The latest note on a bot request (a full fleet, say), so nobody waits in silence.
-
-    Advisory: kept in memory while the match is open, never stored, cleared once the match starts.
-    """
-
-    state: BotStatusState
-    reason: str
-    by: str
-    """The name of the player who left the note (a fleet, usually)."""
-
-
-class EngineInfo(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
-    """What a bot's search said about its move: stored with the move and shown to everyone."""
-
-    score: Score | None = None
-    depth: Depth | None = None
-    nodes: Count | None = None
-    pv: Annotated[list[PvMove], msgspec.Meta(max_length=MAX_PV_LENGTH)] = []
-    time_ms: Count | None = None
-    source: EngineSource | None = None
-    """Absent from older bots: the move's source is then unknown."""
 
 
 class MatchOptions(msgspec.Struct, frozen=True):
@@ -108,34 +68,6 @@ class MatchOptions(msgspec.Struct, frozen=True):
     bot_rating: int | None = None
     """In a rated match against a bot, the rating its fleet announced for the level: people are rated
     against it."""
-
-
-class MatchResult(msgspec.Struct, frozen=True):
-    status: str
-    """``finished`` or ``aborted``."""
-    winner: SeatNumber | None
-    """The winning seat; ``null`` for a draw or an abort."""
-    reason: str
-
-
-class LobbyEntry(msgspec.Struct, frozen=True):
-    """One public match in the lobby, also published retained on the bus."""
-
-    match_id: str
-    game: str
-    status: str
-    """``open`` (waiting for a player) or ``live``."""
-    time_control: str
-    seats: list[PlayerInfo | None]
-    bot: BotRequest | None
-    host: str
-    """The server instance that hosts the match."""
-    url: str
-    """The WebSocket URL of that instance."""
-    created_at: str
-    rated: bool = False
-    bot_status: BotStatus | None = None
-    """The latest note on the ``bot`` request of an open match, ``null`` when there is none."""
 
 
 # --------------------------------------------------------------------------- client -> server
@@ -227,6 +159,18 @@ class DeclineRematch(Request, tag="rematch.decline", kw_only=True, frozen=True):
     match_id: MatchId
 
 
+class OfferTakeback(Request, tag="takeback.offer", kw_only=True, frozen=True):
+    match_id: MatchId
+
+
+class AcceptTakeback(Request, tag="takeback.accept", kw_only=True, frozen=True):
+    match_id: MatchId
+
+
+class DeclineTakeback(Request, tag="takeback.decline", kw_only=True, frozen=True):
+    match_id: MatchId
+
+
 class SendChat(Request, tag="chat", kw_only=True, frozen=True):
     match_id: MatchId
     text: ChatText
@@ -257,6 +201,9 @@ ClientMessage: TypeAlias = (
     | OfferRematch
     | AcceptRematch
     | DeclineRematch
+    | OfferTakeback
+    | AcceptTakeback
+    | DeclineTakeback
     | SendChat
     | SetBotStatus
     | JoinPool
@@ -334,6 +281,14 @@ class BotStatusNote(ServerMessage, tag="bot.status", kw_only=True, frozen=True):
     bot_status: BotStatus
 
 
+class SpectatorCount(ServerMessage, tag="match.spectators", kw_only=True, frozen=True):
+    """How many watch a match you follow, when that changes (at most once a second). Not a match event:
+    it has no ``seq`` and is not replayed by ``match.catchup``."""
+
+    match_id: str
+    spectators: Count
+
+
 class MatchState(ServerMessage, tag="match.state", kw_only=True, frozen=True):
     """Everything about a match at ``seq`` of event log ``log``: the start of following it."""
 
@@ -358,6 +313,11 @@ class MatchState(ServerMessage, tag="match.state", kw_only=True, frozen=True):
     grace_left_ms: list[int | None]
     """For each absent seat, how long its player has left to come back; ``null`` for one present."""
     draw_offer: SeatNumber | None
+    takeback_offer: SeatNumber | None = None
+    """The seat asking for a takeback; left out when none is."""
+    spectators: Count = 0
+    """How many watch the match without a seat in it (people, not their connections, where known); left
+    out when none does."""
     rematch_offer: SeatNumber | None
     rematch_agreed: bool
     """Both players asked for a rematch during the game: it starts as the game ends."""
@@ -420,6 +380,28 @@ class DrawDeclined(MatchEvent, tag="draw.declined", kw_only=True, frozen=True):
     seat: SeatNumber
 
 
+class TakebackOffered(MatchEvent, tag="takeback.offered", kw_only=True, frozen=True):
+    seat: SeatNumber
+
+
+class TakebackDeclined(MatchEvent, tag="takeback.declined", kw_only=True, frozen=True):
+    seat: SeatNumber
+
+
+class TakebackAccepted(MatchEvent, tag="takeback.accepted", kw_only=True, frozen=True):
+    """The moves from ``ply`` on are taken back: the match goes on from the position before them."""
+
+    seat: SeatNumber
+    """The seat that asked for the takeback."""
+    ply: int
+    """How many moves the match has now."""
+    turn: SeatNumber
+    clocks_ms: tuple[int, int] | None
+    """Both times as they were before the first move taken back, the side to move's running again."""
+    board: tuple[str, ...]
+    legal: tuple[str, ...]
+
+
 class RematchOffered(MatchEvent, tag="rematch.offered", kw_only=True, frozen=True):
     seat: SeatNumber
 
@@ -462,6 +444,9 @@ AnyMatchEvent: TypeAlias = (
     | Moved
     | DrawOffered
     | DrawDeclined
+    | TakebackOffered
+    | TakebackDeclined
+    | TakebackAccepted
     | RematchOffered
     | RematchDeclined
     | RematchAgreed
@@ -549,6 +534,7 @@ AnyServerMessage: TypeAlias = (
     | LobbyUpdate
     | LobbyRemove
     | BotStatusNote
+    | SpectatorCount
     | MatchState
     | MatchCatchup
     | PoolWaiting

@@ -17,8 +17,9 @@ import msgspec
 from server.clock import Clock
 from server.errors import ErrorCode, ProtocolError, storage_failure
 from server.match import ABORTED, FINISHED, Match
-from server.protocol import Ended, EngineInfo, EngineSource, Moved
-from server.steps import Effect, Finish, SaveFinish, SaveMove, Step
+from server.protocol import Ended, EngineInfo, Moved
+from server.protocol_base import EngineSource
+from server.steps import Effect, Finish, SaveFinish, SaveMove, Step, TakeBack
 from server.storage import DuplicateMoveError, MoveRecord, StorageError, Store
 
 log = logging.getLogger(__name__)
@@ -28,22 +29,25 @@ Resend = tuple[int, str]
 
 
 class Unsure(msgspec.Struct):
-    """What a failed commit left a match unsure of: the ply of a move, or its end, that the store may
-    hold all the same."""
+    """What a failed commit left a match unsure of: the ply of a move, its end, or a takeback (the step
+    that took moves back), that the store may hold all the same."""
 
     ply: int | None = None
     finish: bool = False
+    takeback: Step | None = None
 
     def __bool__(self) -> bool:
-        return self.ply is not None or self.finish
+        return self.ply is not None or self.finish or self.takeback is not None
 
-    def note_failed(self, effects: tuple[Effect, ...]) -> None:
-        """Remember what a step whose commit failed may have stored all the same."""
-        for effect in effects:
+    def note_failed(self, step: Step) -> None:
+        """Remember what ``step``, whose commit failed, may have stored all the same."""
+        for effect in step.effects:
             if isinstance(effect, SaveMove):
                 self.ply = effect.ply
             elif isinstance(effect, SaveFinish):
                 self.finish = True
+            elif isinstance(effect, TakeBack):
+                self.takeback = step
 
 
 async def stored_after_all(
@@ -92,6 +96,19 @@ async def stored_finish_step(store: Store, match: Match, now: float) -> Step | N
         raise storage_failure(error) from error
     stored = Finish(record.status, record.winner, record.reason or record.status)
     return match.end_as_stored(stored, now, rematch=rematch)
+
+
+async def stored_takeback_step(store: Store, match: Match, taken: Step) -> Step | None:
+    """``taken``, a takeback whose commit failed, as stored, if the store holds the match without the moves
+    it took back (and ``match`` still has them); ``None`` if the commit stored nothing. Raises
+    ``unavailable`` when the store cannot say."""
+    try:
+        record = await store.get_match(match.id)
+    except StorageError as error:
+        raise storage_failure(error) from error
+    if record is None or len(record.moves) != taken.match.ply or match.ply <= taken.match.ply:
+        return None
+    return msgspec.structs.replace(taken, stored=True)
 
 
 def answers_resend(match: Match, stored: MoveRecord, player_id: str | None, resend: Resend | None) -> bool:

@@ -18,6 +18,7 @@ from datetime import datetime
 from server.config import ServerConfig
 from server.connection import Connection
 from server.event_log import EventLog
+from server.followers import SpectatorTally
 from server.match import LIVE, OPEN, Match
 from server.matchlock import MatchLock
 from server.metrics import Metrics
@@ -53,6 +54,8 @@ class LiveMatch:
     expiry: asyncio.TimerHandle | None = None
     bot_status: BotStatus | None = None
     """The latest note on the match's bot request: advisory, so kept in memory only."""
+    spectators: SpectatorTally = field(default_factory=SpectatorTally)
+    """How many watch, as last told to the followers (:mod:`server.followers`)."""
     unsure: Unsure = field(default_factory=Unsure)
     """What a failed commit left this match unsure of (see :mod:`server.recovery`)."""
     id: str = field(init=False)

@@ -55,13 +55,19 @@ class SaveChat(msgspec.Struct, frozen=True, gc=False):
     line: protocol.ChatLine
 
 
+class TakeBack(msgspec.Struct, frozen=True, gc=False):
+    """Remove the moves from ``ply`` on: the match takes them back (:mod:`server.offers`)."""
+
+    ply: int
+
+
 class CreateRematch(msgspec.Struct, frozen=True, gc=False):
     """Create and store ``match``, the live rematch, before announcing it."""
 
     match: Match
 
 
-Effect: TypeAlias = SaveSeat | SaveStart | SaveMove | SaveFinish | SaveChat | CreateRematch
+Effect: TypeAlias = SaveSeat | SaveStart | SaveMove | SaveFinish | SaveChat | TakeBack | CreateRematch
 
 
 class Step(msgspec.Struct, frozen=True, gc=False):

@@ -39,6 +39,7 @@ def restore_match(record: MatchRecord, game: Game, grace_s: float, now: float) -
         seats=seats,
         positions=tuple(positions),
         moves=moves,
+        move_clocks=tuple(move.clocks_ms for move in stored_moves),
         clock=_restored_clock(match.control, record.status, stored_moves, positions[-1].turn, now),
         turn_started=now if record.status == LIVE else None,
         result=_stored_result(record) if over else None,

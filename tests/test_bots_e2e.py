@@ -697,3 +697,21 @@ async def test_a_fleet_finds_lobbies_over_mqtt_and_seats_bots_on_a_server_it_was
     listing = await api(server, "/api/bots")
     assert any(bot["player"] == BotSpec.of("connect4", 3).name for bot in listing["games"]["connect4"])
     await alice.request("resign", match_id=state["match_id"])
+
+
+async def test_a_bot_declines_a_takeback_request(
+    arena: Server, connect: Connect, start_fleet: StartFleet
+) -> None:
+    await start_fleet(server=arena, levels=parse_levels("connect4:2"))
+    alice = await connect.player(arena, "Alice")
+    state = await alice.request("match.create", game="connect4", seat=0, bot={"level": 2})
+    match_id = state["match_id"]
+    await alice.expect(type_="started", match_id=match_id, timeout=10)
+    await alice.request("move", match_id=match_id, ply=0, move="4")
+    await alice.expect(type_="moved", match_id=match_id, ply=1, timeout=10)
+    offered = await alice.request("takeback.offer", match_id=match_id)
+    assert offered["type"] == "takeback.offered", offered
+    declined = await alice.expect(type_="takeback.declined", match_id=match_id, timeout=10)
+    assert declined["seat"] == 1
+    record = await api(arena, f"/api/matches/{match_id}")
+    assert len(record["moves"]) == 2, "nothing was taken back"

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from games import get_game
+from server import offers
 from server.effect_rows import rows_for
 from server.match import Match
 from server.protocol import EngineInfo, MatchOptions, Moved, PlayerInfo
@@ -109,8 +110,8 @@ def test_a_resignation_is_a_finish_and_a_chat_line_replaces_an_unheard_one() -> 
 
 def test_an_agreed_rematch_is_a_new_live_match_hosted_here_with_both_seats() -> None:
     over = started().resign(BOB.id, 0.0).match
-    offered = over.offer_rematch(ALICE.id, "m2", 0.0).match
-    step = offered.accept_rematch(BOB.id, "m3", 0.0)
+    offered = offers.offer_rematch(over, ALICE.id, "m2", 0.0).match
+    step = offers.accept_rematch(offered, BOB.id, "m3", 0.0)
     writes = rows_for("m1", step.effects, AT, HOST)
     (rematch,) = [write for write in writes if write[0].kind is Kind.NEW_MATCH]
     row = rematch[0].source

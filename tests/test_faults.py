@@ -497,6 +497,27 @@ async def test_a_move_whose_commit_answer_was_lost_is_acknowledged_when_sent_aga
     assert [row["ply"] for row in lost] == [0]
 
 
+async def test_a_takeback_whose_commit_answer_was_lost_is_played_as_stored(
+    arena: Server, connect: Connect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The moves were deleted, then the answer lost: before anything else happens in the match, the
+    server finds them gone and announces the takeback, so no later move is stored after a gap."""
+    alice, bob = await connect.player(arena, "Alice"), await connect.player(arena, "Bob")
+    match_id = (await open_match(alice, bob, "connect4"))["match_id"]
+    await play_moves("connect4", (alice, bob), match_id, ["4", "4"])
+    await bob.request("takeback.offer", match_id=match_id)
+    lost = lose_the_next_commit_answer(monkeypatch, Kind.TAKE_BACK)
+    refused: Message = await alice.request("takeback.accept", match_id=match_id)
+    assert refused["code"] == "unavailable"
+    state = await alice.request("match.watch", match_id=match_id)
+    assert (state["moves"], state["turn"]) == (["4"], 1), "the takeback, as stored"
+    assert (await bob.expect(type_="takeback.accepted", match_id=match_id))["ply"] == 1
+    await play_moves("connect4", (alice, bob), match_id, ["3", "5"], played=("4",))
+    record = await arena.store.get_match(match_id)
+    assert record is not None and [move.notation for move in record.moves] == ["4", "3", "5"]
+    assert lost == [{"p_match_id": match_id, "p_from_ply": 1}]
+
+
 async def agree_a_rematch_and_reach_the_win(
     alice: ArenaClient, bob: ArenaClient, match_id: str
 ) -> tuple[int, str]:

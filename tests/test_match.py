@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from games import get_game
-from server import protocol
+from server import offers, protocol
 from server.errors import ErrorCode, ProtocolError
 from server.event_log import EventLog
 from server.live import LiveMatch
@@ -198,22 +198,22 @@ def test_resignation_and_draw_agreement() -> None:
     assert resigned.match.result == result("finished", 0, "seat 1 resigned")
 
     with refused(ErrorCode.NOT_ALLOWED):
-        match.accept_draw(BOB.id, 0.0)
-    offered = match.offer_draw(ALICE.id, 0.0).match
+        offers.accept_draw(match, BOB.id, 0.0)
+    offered = offers.offer_draw(match, ALICE.id, 0.0).match
     with refused(ErrorCode.NOT_ALLOWED):
-        offered.offer_draw(ALICE.id, 0.0)
-    declined = offered.decline_draw(BOB.id, 0.0)
+        offers.offer_draw(offered, ALICE.id, 0.0)
+    declined = offers.decline_draw(offered, BOB.id, 0.0)
     assert isinstance(declined.events[0], protocol.DrawDeclined) and declined.match.draw_offer is None
-    agreed = offered.accept_draw(BOB.id, 0.0)
+    agreed = offers.accept_draw(offered, BOB.id, 0.0)
     assert agreed.match.result == result("finished", None, "draw by agreement")
     assert agreed.effects == (SaveFinish(Finish("finished", None, "draw by agreement")),)
 
 
 def test_crossing_offers_agree_and_a_move_declines_the_opponents_offer() -> None:
-    offered = live_match().offer_draw(BOB.id, 0.0).match
-    assert offered.offer_draw(ALICE.id, 0.0).match.result.reason == "draw by agreement"  # type: ignore[union-attr]
+    offered = offers.offer_draw(live_match(), BOB.id, 0.0).match
+    assert offers.offer_draw(offered, ALICE.id, 0.0).match.result.reason == "draw by agreement"  # type: ignore[union-attr]
     assert play(offered, ["a1"]).match.draw_offer is None
-    mine = live_match().offer_draw(ALICE.id, 0.0).match
+    mine = offers.offer_draw(live_match(), ALICE.id, 0.0).match
     assert play(mine, ["a1"]).match.draw_offer == 0, "moving does not withdraw your own offer"
 
 
@@ -232,13 +232,16 @@ def test_abort_only_before_both_sides_have_moved() -> None:
 def test_rematch_swaps_seats_and_starts_at_once() -> None:
     over = play(live_match("1+0"), TOP_ROW_WIN).match
     with refused(ErrorCode.NOT_STARTED):
-        Match.open("m1", get_game("tictactoe"), options(), GRACE_S).join(ALICE, 0, 0.0).match.offer_rematch(
-            ALICE.id, "m2", 0.0
+        offers.offer_rematch(
+            Match.open("m1", get_game("tictactoe"), options(), GRACE_S).join(ALICE, 0, 0.0).match,
+            ALICE.id,
+            "m2",
+            0.0,
         )
-    offered = over.offer_rematch(BOB.id, "m2", 0.0).match
+    offered = offers.offer_rematch(over, BOB.id, "m2", 0.0).match
     with refused(ErrorCode.NOT_ALLOWED):
-        offered.offer_rematch(BOB.id, "m2", 0.0)
-    step = offered.accept_rematch(ALICE.id, "m2", 0.0)
+        offers.offer_rematch(offered, BOB.id, "m2", 0.0)
+    step = offers.accept_rematch(offered, ALICE.id, "m2", 0.0)
     (started,) = step.events
     assert isinstance(started, protocol.RematchStarted) and started.new_match_id == "m2"
     (created,) = step.effects
@@ -246,8 +249,8 @@ def test_rematch_swaps_seats_and_starts_at_once() -> None:
     assert rematch.id == "m2" and rematch.status == "live" and rematch.seats == (BOB, ALICE)
     assert rematch.seq == 0 and rematch.moves == ()
     with refused(ErrorCode.NOT_ALLOWED):
-        step.match.offer_rematch(ALICE.id, "m3", 0.0)
-    declined = over.offer_rematch(ALICE.id, "m2", 0.0).match.decline_rematch(BOB.id, 0.0)
+        offers.offer_rematch(step.match, ALICE.id, "m3", 0.0)
+    declined = offers.decline_rematch(offers.offer_rematch(over, ALICE.id, "m2", 0.0).match, BOB.id, 0.0)
     assert declined.match.rematch_offer is None
     assert over.state(log="l", now=0.0, viewer=ALICE.id).rematch_id is None
     assert step.match.state(log="l", now=0.0, viewer=ALICE.id).rematch_id == "m2", (
@@ -257,10 +260,10 @@ def test_rematch_swaps_seats_and_starts_at_once() -> None:
 
 def agreed_during_play(match: Match) -> Match:
     """``match`` with a rematch asked for by both players before its end."""
-    offered = match.offer_rematch(ALICE.id, "m-unused", 0.0)
+    offered = offers.offer_rematch(match, ALICE.id, "m-unused", 0.0)
     (event,) = offered.events
     assert isinstance(event, protocol.RematchOffered) and event.seat == 0 and not offered.effects
-    agreed = offered.match.offer_rematch(BOB.id, "m2", 0.0)  # meets Alice's offer: accepts it
+    agreed = offers.offer_rematch(offered.match, BOB.id, "m2", 0.0)  # meets Alice's offer: accepts it
     (event,) = agreed.events
     assert isinstance(event, protocol.RematchAgreed) and not agreed.effects
     state = agreed.match.state(log="l", now=0.0, viewer=BOB.id)
@@ -271,9 +274,9 @@ def agreed_during_play(match: Match) -> Match:
 def test_a_rematch_agreed_during_play_starts_in_the_step_that_ends_the_game() -> None:
     match = agreed_during_play(play(live_match("1+0"), TOP_ROW_WIN[:2]).match)
     with refused(ErrorCode.NOT_ALLOWED):
-        match.offer_rematch(ALICE.id, "m3", 0.0)
+        offers.offer_rematch(match, ALICE.id, "m3", 0.0)
     with refused(ErrorCode.NOT_ALLOWED):
-        match.accept_rematch(BOB.id, "m3", 0.0)
+        offers.accept_rematch(match, BOB.id, "m3", 0.0)
     step = play(match, TOP_ROW_WIN[2:])
     moved, ended, started = step.events
     assert isinstance(moved, protocol.Moved) and isinstance(ended, protocol.Ended)
@@ -312,7 +315,7 @@ def test_an_agreed_rematch_lapses_when_the_game_is_aborted_or_a_player_leaves_an
     assert [type(event) for event in with_rematch.events] == [protocol.Ended, protocol.RematchStarted]
     assert with_rematch.match.rematch_id == "m2" and with_rematch.stored
     # Either player may withdraw before the end; the offers start over.
-    withdrawn = match.decline_rematch(ALICE.id, 0.0)
+    withdrawn = offers.decline_rematch(match, ALICE.id, 0.0)
     (event,) = withdrawn.events
     assert isinstance(event, protocol.RematchDeclined) and event.seat == 0
     assert withdrawn.match.rematch_agreed_id is None and withdrawn.match.rematch_offer is None
@@ -321,10 +324,10 @@ def test_an_agreed_rematch_lapses_when_the_game_is_aborted_or_a_player_leaves_an
         protocol.Ended,
     ]
     # An offer made during play and not answered stands after the end.
-    offered = live_match().offer_rematch(BOB.id, "m2", 0.0).match
+    offered = offers.offer_rematch(live_match(), BOB.id, "m2", 0.0).match
     over = play(offered, TOP_ROW_WIN).match
     assert over.rematch_offer == 1
-    assert isinstance(over.accept_rematch(ALICE.id, "m3", 0.0).events[0], protocol.RematchStarted)
+    assert isinstance(offers.accept_rematch(over, ALICE.id, "m3", 0.0).events[0], protocol.RematchStarted)
 
 
 def test_chat_is_for_seated_players_and_cleaned() -> None:

@@ -14,6 +14,7 @@ from games import GAMES
 from server import decoding, protocol
 from server.errors import ErrorCode
 from server.protocol import UndecodableRequest, decode_request, encode
+from server.protocol_base import MAX_PV_LENGTH
 
 LIMIT = 4096
 
@@ -316,8 +317,8 @@ def test_every_move_a_game_can_name_passes_as_a_pv_entry(game: str) -> None:
             legal = position.legal_notation()
             named.update(legal)
             position = position.play(position.parse_move(chooser.choice(legal)))
-    for start in range(0, len(named), protocol.MAX_PV_LENGTH):
-        pv = sorted(named)[start : start + protocol.MAX_PV_LENGTH]
+    for start in range(0, len(named), MAX_PV_LENGTH):
+        pv = sorted(named)[start : start + MAX_PV_LENGTH]
         request = decode(move_with_pv(pv))
         assert isinstance(request, protocol.PlayMove) and request.engine is not None
         assert request.engine.pv == pv

@@ -36,7 +36,7 @@ def checkers_cell(square: int) -> tuple[int, int]:
 
 async def test_a_null_id_is_no_id_and_other_ids_are_refused(arena: Server, connect: Connect) -> None:
     client = await connect(arena)
-    await client.send({"type": "lobby.subscribe", "id": None})
+    await client.send({"type": "match.create", "id": None, "game": "tictactoe"})
     before_hello = await client.expect(type_="error")
     assert (before_hello["code"], before_hello["id"]) == ("hello_required", None), "an error says null"
     await client.send({"type": "hello", "id": None, "name": "Nell"})

@@ -128,7 +128,7 @@ async def test_forged_stale_and_mangled_tokens_are_refused(
     for malformed in ("", "x" * 129):
         assert await refused(newcomer, "hello", token=malformed) == "bad_field"
     # After all that, the connection is still nobody, and the real token still works.
-    assert await refused(newcomer, "lobby.subscribe") == "hello_required"
+    assert await refused(newcomer, "match.create", game="tictactoe") == "hello_required"
     welcome = await newcomer.hello(token=token)
     assert welcome["player"]["id"] == alice.player_id
 
@@ -268,10 +268,10 @@ async def test_binary_frames_are_refused_unread_and_count_against_the_rate_limit
     error = await stranger.expect(id="b1")
     assert (error["type"], error["code"]) == ("error", "binary_frame") and error["message"], error
     # The binary hello was not read: the connection is still nobody, and open.
-    assert await refused(stranger, "lobby.subscribe") == "hello_required"
+    assert await refused(stranger, "match.create", game="tictactoe") == "hello_required"
     # A binary message in fragments, then a text one: each is told apart, in order.
     await stranger.websocket.send([b'{"type": "hello", ', b'"id": "b2", ', b'"name": "Binary"}'])
-    await stranger.send('{"type": "lobby.subscribe", "id": "t2"}')
+    await stranger.send('{"type": "match.create", "id": "t2", "game": "tictactoe"}')
     assert (await stranger.expect(id="b2"))["code"] == "binary_frame"
     assert (await stranger.expect(id="t2"))["code"] == "hello_required"
     await stranger.hello("Binary")  # 5 of the burst of 8 are spent

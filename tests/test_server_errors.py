@@ -123,7 +123,9 @@ async def test_every_error_code_is_answered_with_its_code_and_request_id(
     )
 
     stranger = await connect(scene.server)
-    await assert_refused(scene, stranger, {"type": "lobby.subscribe", "id": "h1"}, ErrorCode.HELLO_REQUIRED)
+    await assert_refused(
+        scene, stranger, {"type": "chat", "id": "h1", "match_id": "m", "text": "hi"}, ErrorCode.HELLO_REQUIRED
+    )
     await assert_refused(scene, stranger, {"type": "hello", "id": "h2", "name": "  "}, ErrorCode.BAD_FIELD)
     await assert_refused(scene, stranger, {"type": "hello", "id": "h3"}, ErrorCode.BAD_FIELD)
     await assert_refused(

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from server.errors import ErrorCode, ProtocolError
-from server.protocol import MAX_CHAT_LENGTH, MAX_NAME_LENGTH
+from server.protocol_base import MAX_CHAT_LENGTH, MAX_NAME_LENGTH
 from server.text import (
     INVISIBLE,
     MAX_STACKED_MARKS,

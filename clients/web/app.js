@@ -35,6 +35,7 @@ const STATUS_TEXT = {
   offline: "Offline",
   error: "Connection refused",
   anonymous: "Not signed in",
+  watching: "Watching",
 };
 
 class App {
@@ -45,6 +46,7 @@ class App {
     this.toastElement = document.getElementById("toast");
     this.identity = loadIdentity();
     this.connection = null;
+    this.watcher = null; // a connection without a name, for watching only (until the person picks one)
     this.unmount = null;
     this.waitingForName = [];
     this.nameRefused = null; // why the server refused the name last asked for, shown with the name form
@@ -66,6 +68,26 @@ class App {
       this.waitingForName.push(resolve);
       replaceChildren(container, this.#nameForm(), h("section", { class: "panel name-form" }, loginForm(this)));
     });
+  }
+
+  /** A connection to watch on: the person's own, or, before they pick a name, one without a name. */
+  watchConnection() {
+    if (this.connection) return this.connection;
+    if (!this.watcher) {
+      const scheme = location.protocol === "https:" ? "wss" : "ws";
+      const watcher = new Connection(`${scheme}://${location.host}${WS_PATH}`, null);
+      const current = () => this.watcher === watcher;
+      watcher.on("connection", ({ status, detail }) => current() && this.#showStatus(status, detail));
+      this.watcher = watcher;
+      watcher.connect();
+    }
+    return this.watcher;
+  }
+
+  /** Asks for a name in `container` (to play, to chat), then shows the page again under it. */
+  async signIn(container) {
+    await this.connectionReady(container);
+    this.route();
   }
 
   /** Replaces `container` with a problem and the ways on: try the page again, or go to the lobby. */
@@ -127,6 +149,9 @@ class App {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     const connection = new Connection(`${scheme}://${location.host}${WS_PATH}`, this.identity);
     this.connection = connection;
+    const watcher = this.watcher; // watching goes on under the name, on this connection
+    this.watcher = null;
+    watcher?.close();
     const current = () => this.connection === connection;
     connection.on("connection", ({ status, detail }) => current() && this.#showStatus(status, detail));
     connection.on("welcome", () => {

@@ -4,6 +4,7 @@
  */
 
 import { api } from "./api.js";
+import { shownName, shownPlayer } from "./bot_names.js";
 import { loadCatalog } from "./catalog.js";
 import { h, replaceChildren } from "./dom.js";
 import { botBadge } from "./icons.js";
@@ -11,12 +12,13 @@ import { botForm, peopleForm } from "./lobby_forms.js";
 import { profileLink } from "./profile.js";
 import { quickPairing } from "./quick_pair.js";
 
-function playerLabel(player) {
+/** A seat of a lobby entry: its player (a bot by its level's name, from `levels`), or "open seat". */
+function playerLabel(player, game, levels) {
   if (!player) return h("span", { class: "open-seat" }, "open seat");
   return h(
     "span",
     { class: player.bot ? "player bot" : "player" },
-    profileLink(player, player.bot ? botBadge() : null),
+    profileLink(shownPlayer(player, game, levels), player.bot ? botBadge() : null),
   );
 }
 
@@ -183,9 +185,9 @@ export function mount(container, app) {
       h(
         "span",
         { class: "players" },
-        playerLabel(entry.seats[0]),
+        playerLabel(entry.seats[0], entry.game, catalog.levels),
         h("span", { class: "vs" }, " vs "),
-        playerLabel(entry.seats[1]),
+        playerLabel(entry.seats[1], entry.game, catalog.levels),
       ),
       h(
         "span",
@@ -286,7 +288,8 @@ export function mount(container, app) {
           const opponent = (record.seats ?? [])
             .map((seat) => seat.player)
             .find((player) => player && player.id !== me);
-          const label = opponent ? `against ${opponent.name}` : "waiting for an opponent";
+          const against = opponent && shownName(opponent, record.game, catalog.levels);
+          const label = opponent ? `against ${against}` : "waiting for an opponent";
           return h(
             "li",
             { class: "match-entry", "data-match": record.id },

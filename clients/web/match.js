@@ -3,12 +3,15 @@
  * controls a player has now, the moves so far, chat, and the result.
  *
  * The view follows the match by `match.watch`: the first time for a full state,
- * after every reconnection from the last seq it saw (see match_model.js). Moves
+ * after every reconnection from the last seq it saw (see match_model.js). A visitor
+ * without a name watches on a connection without one, and is asked for a name only
+ * to take a seat. Moves
  * carry the ply they answer and are re-sent after a drop, so no move is lost and
  * none is played twice.
  */
 
 import { boardFor } from "./boards/index.js";
+import { shownPlayer } from "./bot_names.js";
 import { BoardView } from "./boards/board.js";
 import { pieceCounts } from "./boards/pieces.js";
 import { describeReason, loadCatalog } from "./catalog.js";
@@ -17,7 +20,14 @@ import { h, replaceChildren } from "./dom.js";
 import { flipButton } from "./flip.js";
 import { LookBack } from "./lookback.js";
 import { MatchModel } from "./match_model.js";
-import { controlsFor, ResignButton, shareLink, showResult, turnText } from "./match_panels.js";
+import {
+  controlsFor,
+  ResignButton,
+  shareLink,
+  showResult,
+  spectatorText,
+  turnText,
+} from "./match_panels.js";
 import { renderMoveList } from "./movelist.js";
 import { Connection } from "./net.js";
 import { PlayerStrip } from "./players.js";
@@ -29,6 +39,9 @@ const REFUSALS = {
   not_started: "The match has not started: it waits for a second player.",
   not_a_player: "You are watching this match, not playing it.",
 };
+
+/** The seat a visitor without a name asked to take: taken once the page is back under the name. */
+let joinAfterName = null;
 
 export function mount(container, app, [matchId]) {
   const model = new MatchModel();
@@ -44,10 +57,14 @@ export function mount(container, app, [matchId]) {
 
   replaceChildren(container, h("p", { class: "loading" }, "Loading the match…"));
 
+  /** The seats' players, bots under their levels' names ("Perfect · level 8"). */
+  function players() {
+    return model.state.seats.map((player) => shownPlayer(player, model.state.game, catalog.levels));
+  }
+
   function names() {
-    const { seats } = model.state;
     const sides = catalog.byName[model.state.game]?.sides ?? ["seat 0", "seat 1"];
-    return seats.map((player, seat) => (player ? `${player.name} (${sides[seat]})` : sides[seat]));
+    return players().map((player, seat) => (player ? `${player.name} (${sides[seat]})` : sides[seat]));
   }
 
   /** Asks for the match from the last seq seen (a catch-up), or in full the first time. */
@@ -95,6 +112,11 @@ export function mount(container, app, [matchId]) {
       if (rebuild) build(); // the first time, or a seat taken: the player's side goes to the bottom
       settlePendingMove();
       render();
+      if (joinAfterName?.matchId === matchId && app.connection) {
+        const { seat } = joinAfterName;
+        joinAfterName = null;
+        if (model.mySeat === null && model.state.status === "open") join(seat);
+      }
     } else if (message.type === "match.catchup") {
       for (const event of message.events) onEvent(event, { quiet: true });
       if (model.ready && message.clocks_ms !== undefined) {
@@ -109,6 +131,10 @@ export function mount(container, app, [matchId]) {
       render();
     } else if (message.type === "bot.status") {
       botStatus = message.bot_status;
+      render();
+    } else if (message.type === "match.spectators") {
+      if (!model.ready) return;
+      model.state.spectators = message.spectators;
       render();
     } else if (typeof message.seq === "number" && message.type !== "error") {
       onEvent(message);
@@ -129,6 +155,7 @@ export function mount(container, app, [matchId]) {
     if (outcome !== "applied") return;
     if (event.type === "moved" && sending && event.ply === sending.ply) sending = null;
     if (event.type === "ended") ui.error.textContent = ""; // a refusal from the game is moot now
+    if (event.type === "takeback.accepted") ui.board.clearSelection(); // a piece picked may be gone
     // "It is not your turn" (or any refusal of the last position) is moot once it is.
     if (event.type === "moved" && model.myTurn) ui.error.textContent = "";
     if (event.type === "started" && !Array.isArray(event.legal)) {
@@ -205,6 +232,11 @@ export function mount(container, app, [matchId]) {
 
   /** Takes the free seat of an open match reached by its link (a private match is only reached so). */
   async function join(seat) {
+    if (!app.connection) {
+      joinAfterName = { matchId, seat }; // a name first: the page comes back under it and takes the seat
+      app.signIn(container);
+      return;
+    }
     try {
       await connection.request({ type: "match.join", match_id: matchId, seat });
     } catch (error) {
@@ -214,11 +246,18 @@ export function mount(container, app, [matchId]) {
 
   /** Says out loud what the opponent offered or refused: the controls change, but quietly. */
   function announce(event) {
-    if (model.mySeat === null || event.seat === model.mySeat) return;
+    if (model.mySeat === null) return;
+    if (event.type === "takeback.accepted") {
+      if (event.seat === model.mySeat) app.toast(`${names()[1 - event.seat]} accepted your takeback.`);
+      return;
+    }
+    if (event.seat === model.mySeat) return;
     const who = names()[event.seat];
     const text = {
       "draw.offered": `${who} offers a draw.`,
       "draw.declined": `${who} declined the draw.`,
+      "takeback.offered": `${who} asks to take back their last move.`,
+      "takeback.declined": `${who} declined the takeback.`,
       "rematch.offered": `${who} offers a rematch.`,
       "rematch.declined": `${who} declined the rematch.`,
       "rematch.agreed": "Rematch agreed: it starts when this game ends.",
@@ -315,6 +354,7 @@ export function mount(container, app, [matchId]) {
       banner: h("div", { class: "banner", role: "status", "aria-live": "polite", hidden: true }),
       status: h("p", { class: "turn-status", role: "status", "aria-live": "polite" }),
       botStatus: h("p", { class: "bot-status muted", role: "status", "aria-live": "polite", hidden: true }),
+      spectators: h("p", { class: "spectator-count muted", "aria-label": "Spectators" }),
       error: h("p", { class: "move-error", role: "alert" }),
       controls: h("div", { class: "controls", role: "group", "aria-label": "Match actions" }),
       share: h("div", { class: "share" }),
@@ -336,7 +376,7 @@ export function mount(container, app, [matchId]) {
       h("div", { class: "board-holder" }, board.element),
       ui.bottom.element,
       // Lines that are often empty, in one block so that empty ones take no room.
-      h("div", { class: "board-notes" }, ui.status, ui.botStatus, ui.error),
+      h("div", { class: "board-notes" }, ui.status, ui.botStatus, ui.error, ui.spectators),
     );
     ui.view = h(
       "div",
@@ -420,9 +460,10 @@ export function mount(container, app, [matchId]) {
     const noun = ui.boardModule.countNoun;
     // "1 disc", "12 discs": the nouns are plurals in -s.
     const countOf = (seat) => `${counts[seat]} ${counts[seat] === 1 ? noun.slice(0, -1) : noun}`;
+    const shown = players();
     for (const strip of ui.strips) {
       const seat = strip.seat;
-      const player = state.seats[seat];
+      const player = shown[seat];
       strip.update({
         player,
         side: ui.sides[seat],
@@ -438,6 +479,8 @@ export function mount(container, app, [matchId]) {
     ui.status.textContent = turnText(model, { names: labels, sides: ui.sides, sending });
     ui.botStatus.hidden = !(botStatus && state.status === "open");
     ui.botStatus.textContent = ui.botStatus.hidden ? "" : botStatus.reason;
+    ui.spectators.textContent = spectatorText(model);
+    ui.spectators.hidden = !ui.spectators.textContent;
     showResult(ui.banner, model, labels);
     renderControls();
     replaceChildren(
@@ -458,7 +501,8 @@ export function mount(container, app, [matchId]) {
       return;
     }
     if (!mounted) return;
-    connection = await app.connectionReady(container);
+    // Watching needs no name: one is asked for only to take a seat (see `join`).
+    connection = app.identity ? await app.connectionReady(container) : app.watchConnection();
     if (!mounted) return;
     if (!model.ready) replaceChildren(container, h("p", { class: "loading" }, "Loading the match…"));
     cleanups.push(connection.on("*", onMessage), connection.onResume(follow));
@@ -479,7 +523,7 @@ export function mount(container, app, [matchId]) {
     sounds.release();
     // A spectator stops following. A player keeps following from the lobby: leaving would start the
     // grace period of a live match, or cancel an open one the player is waiting in.
-    if (connection?.ready && model.ready && model.mySeat === null) {
+    if (connection?.ready && !connection.closed && model.ready && model.mySeat === null) {
       connection.request({ type: "match.leave", match_id: matchId }).catch(() => {});
     }
     document.title = "Ply Arena";

@@ -30,6 +30,8 @@ export class MatchModel {
       legal: state.legal ?? [],
       last_move: state.last_move ?? state.moves.at(-1) ?? null,
       display: state.display ?? null, // the moves as people write them, in a game that has such (chess)
+      takeback_offer: state.takeback_offer ?? null, // (left out when no one asks)
+      spectators: state.spectators ?? 0,
       engines: [],
       clocksAt: performance.now(),
       // When an absent player must be back by: the state says how long is left (an older server does
@@ -79,6 +81,27 @@ export class MatchModel {
         state.board = event.board ?? state.board;
         state.legal = event.legal ?? [];
         if (state.draw_offer === 1 - event.seat) state.draw_offer = null;
+        state.takeback_offer = null; // a move lets a takeback request lapse
+        break;
+      case "takeback.offered":
+        state.takeback_offer = event.seat;
+        break;
+      case "takeback.declined":
+        state.takeback_offer = null;
+        break;
+      case "takeback.accepted":
+        // The moves from `ply` on are gone; the event says what the position and the clocks are now.
+        state.moves = state.moves.slice(0, event.ply);
+        if (state.display) state.display = state.display.slice(0, event.ply);
+        state.engines = state.engines.slice(0, event.ply);
+        state.last_move = state.moves.at(-1) ?? null;
+        state.turn = event.turn;
+        state.clocks_ms = event.clocks_ms;
+        state.clock_running = event.clocks_ms ? event.turn : null;
+        state.board = event.board ?? state.board;
+        state.legal = event.legal ?? [];
+        state.takeback_offer = null;
+        state.draw_offer = null;
         break;
       case "draw.offered":
         state.draw_offer = event.seat;
@@ -119,6 +142,7 @@ export class MatchModel {
         state.turn = null;
         state.legal = [];
         state.draw_offer = null;
+        state.takeback_offer = null;
         state.rematch_agreed = false; // it starts now (rematch.started follows) or has lapsed
         state.clocks_ms = event.clocks_ms;
         state.clock_running = null;

@@ -75,6 +75,7 @@ export function controlsFor(model, { matchId, sides, sending, resign, act, move,
       } else {
         controls.push(button("Offer draw", () => act("draw.offer")));
       }
+      controls.push(...takebackControls(model, act));
       controls.push(resign.element());
     }
     if (state.status === "open" || (state.status === "live" && model.ply < 2)) {
@@ -113,6 +114,38 @@ export function controlsFor(model, { matchId, sides, sending, resign, act, move,
   return controls;
 }
 
+/**
+ * The takeback buttons of a player in a live game: answer the opponent's request, or ask to take back
+ * your last move once you have made one (in a rated game between people, only until the opponent has
+ * moved twice; the server says so too).
+ */
+function takebackControls(model, act) {
+  const { state } = model;
+  const me = model.mySeat;
+  const opponent = 1 - me;
+  if (state.takeback_offer === opponent) {
+    return [
+      button("Accept takeback", () => act("takeback.accept"), { class: "primary" }),
+      button("Decline takeback", () => act("takeback.decline")),
+    ];
+  }
+  if (state.takeback_offer === me) return [button("Takeback asked", null, { disabled: true })];
+  // Seat 0 moves first and the seats alternate: a seat's moves are every other ply.
+  const movesOf = (seat) => Math.floor((model.ply + 1 - seat) / 2);
+  const people = state.seats.every((player) => player && !player.bot);
+  const barred = Boolean(state.options?.rated) && people && movesOf(opponent) >= 2;
+  if (movesOf(me) === 0 || barred) return [];
+  const label = "Ask to take back your last move";
+  return [button("Takeback", () => act("takeback.offer"), { "aria-label": label, title: label })];
+}
+
+/** How many watch, for the line under the board ("" when no one does). */
+export function spectatorText(model) {
+  const count = model.state.spectators ?? 0;
+  if (count <= 0) return "";
+  return count === 1 ? "1 spectator" : `${count} spectators`;
+}
+
 /** One line on whose turn it is, or what the match waits for. */
 export function turnText(model, { names, sides, sending }) {
   const { state } = model;
@@ -131,7 +164,7 @@ export function turnText(model, { names, sides, sending }) {
   const mover = state.seats[state.turn];
   if (sending) return `Sending ${sending.move}…`;
   if (model.myTurn) return `Your turn (${sides[state.turn]}).`;
-  if (mover?.bot) return `${mover.name} is thinking…`;
+  if (mover?.bot) return `${names[state.turn]} is thinking…`;
   return `${names[state.turn]} to move.`;
 }
 

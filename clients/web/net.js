@@ -54,7 +54,7 @@ export class ServerError extends Error {
 export class Connection {
   /**
    * @param {string} url the WebSocket URL
-   * @param {{name: string, token?: string}} identity who to say hello as
+   * @param {{name: string, token?: string} | null} identity who to say hello as; null to watch only
    */
   constructor(url, identity) {
     this.url = url;
@@ -191,6 +191,7 @@ export class Connection {
   }
 
   async #hello() {
+    if (!this.identity) return this.#watchWithoutName();
     const { name, token } = this.identity;
     const id = this.nextId++;
     const hello = token ? { type: "hello", id, token } : { type: "hello", id, name };
@@ -224,6 +225,23 @@ export class Connection {
       }
     }
     if (this.ready) this.follow(welcome.matches ?? []); // those no view followed again just now
+    const queued = this.queue.splice(0);
+    for (const frame of queued) if (this.ready) this.#send(frame);
+  }
+
+  /** No name yet: watching needs no hello (docs/protocol.md), so the socket is ready as it opens. */
+  async #watchWithoutName() {
+    this.attempt = 0;
+    this.following = new Set();
+    this.ready = true;
+    this.#setStatus("watching");
+    for (const hook of [...this.resumeHooks]) {
+      try {
+        await hook();
+      } catch (error) {
+        console.warn("resume hook failed", error);
+      }
+    }
     const queued = this.queue.splice(0);
     for (const frame of queued) if (this.ready) this.#send(frame);
   }

@@ -1,7 +1,7 @@
 """How a batch of queued writes reaches the database: one statement per kind of row.
 
 A batch's writes are sorted into rows by kind (new players, matches, seats,
-starts, moves, results, chat lines) and each kind is applied as one multi-row statement, in
+starts, moves taken back, moves, results, chat lines) and each kind is applied as one multi-row statement, in
 the order of :class:`Kind` (the foreign keys' order, and the order in which any one
 match's writes are queued). Few statements matter more than few rows: each is a
 trip through the event loop on an asyncio driver.
@@ -69,16 +69,17 @@ class Kind(IntEnum):
     NEW_MATCH = 2
     NEW_SEAT = 3
     MATCH_START = 4
-    NEW_MOVE = 5
-    MATCH_FINISH = 6
-    UNHEARD_CHAT = 7
-    NEW_CHAT = 8
-    NAME_CLAIM = 9
-    TOKEN_REPLACE = 10
-    SESSIONS_END = 11
-    SESSION_END = 12
-    NEW_SESSION = 13
-    SESSION_SEEN = 14
+    TAKE_BACK = 5
+    NEW_MOVE = 6
+    MATCH_FINISH = 7
+    UNHEARD_CHAT = 8
+    NEW_CHAT = 9
+    NAME_CLAIM = 10
+    TOKEN_REPLACE = 11
+    SESSIONS_END = 12
+    SESSION_END = 13
+    NEW_SESSION = 14
+    SESSION_SEEN = 15
 
 
 # The updates must each change one row; their parameters are prefixed so as not to clash with column names.
@@ -92,6 +93,11 @@ _STATEMENTS: dict[Kind, Insert | Update | Delete] = {
     Kind.MATCH_START: update(MatchRow)
     .where(MatchRow.id == bindparam("p_id"), MatchRow.status == "open")
     .values(status="live", started_at=bindparam("p_started_at")),
+    # Moves both players agreed to take back (a match takes one request at a time, so no move of the same
+    # batch is among them: a move played in their place comes after, in the order of Kind).
+    Kind.TAKE_BACK: delete(MoveRow).where(
+        MoveRow.match_id == bindparam("p_match_id"), MoveRow.ply >= bindparam("p_from_ply")
+    ),
     Kind.NEW_MOVE: insert(MoveRow),
     Kind.MATCH_FINISH: update(MatchRow)
     .where(

@@ -31,6 +31,7 @@ _NAMES = {
     Kind.NEW_MATCH: "match {id!r}",
     Kind.NEW_SEAT: "seat {seat} of match {match_id!r}",
     Kind.MATCH_START: "start of match {p_id!r}",
+    Kind.TAKE_BACK: "takeback of the moves of match {p_match_id!r} from ply {p_from_ply}",
     Kind.NEW_MOVE: "move {ply} of match {match_id!r}",
     Kind.MATCH_FINISH: "result of match {p_id!r}",
     Kind.UNHEARD_CHAT: "chat line {p_seq} of match {p_match_id!r}",

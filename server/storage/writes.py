@@ -93,6 +93,13 @@ def new_move(move: MoveRecord, finish: MatchFinish | None = None) -> Write:
     return (row,) if finish is None else (row, *match_finish(move.match_id, finish))
 
 
+def take_back(match_id: str, from_ply: int) -> Write:
+    """Remove the moves of a live match from ``from_ply`` on: both players agreed to take them back."""
+    if from_ply < 0:
+        raise ValueError(f"match {match_id!r}: moves are taken back from ply 0 on at most, not {from_ply!r}")
+    return (Part(Kind.TAKE_BACK, {"p_match_id": match_id, "p_from_ply": from_ply}),)
+
+
 def _move_name(move: MoveRecord) -> str:
     """Names a move in errors: made only for one (every move is checked, few are refused)."""
     return f"move {move.ply!r} of match {move.match_id!r}"

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 
 from games import Position, get_game
-from server.protocol import MAX_CHAT_LENGTH, MAX_FLEET_KEY_LENGTH
+from server.protocol_base import MAX_CHAT_LENGTH, MAX_FLEET_KEY_LENGTH
 from support.fuzz_values import (
     ABSENT,
     BAD_TIME_CONTROLS,
@@ -308,8 +308,12 @@ def wrong_value(choices: Choices, arena: Arena) -> FuzzCase:
 # --------------------------------------------------------------------------- well-formed, refused
 
 
+WATCHING = {"lobby.subscribe", "lobby.unsubscribe", "match.watch", "match.leave"}
+"""The requests a connection may make before ``hello``."""
+
+
 def before_hello(choices: Choices, arena: Arena) -> FuzzCase:
-    kind = pick(choices, sorted(set(SCHEMAS) - {"hello"}))
+    kind = pick(choices, sorted(set(SCHEMAS) - {"hello"} - WATCHING))
     fields = {"match_id": _some_match_id(choices, arena)} if "match_id" in SCHEMAS[kind] else {}
     message = request(choices, kind, **fields)
     frame = encode(message, choices)
@@ -433,7 +437,14 @@ def own_not_allowed(choices: Choices, arena: Arena) -> FuzzCase:
     """Answering offers never made, joining twice, aborting too late. (Offering a rematch mid-game is
     allowed: it starts as the game ends.)"""
     own = pick(choices, arena.own)
-    kinds = ["draw.accept", "draw.decline", "rematch.accept", "rematch.decline"]
+    kinds = [
+        "draw.accept",
+        "draw.decline",
+        "rematch.accept",
+        "rematch.decline",
+        "takeback.accept",
+        "takeback.decline",
+    ]
     kinds.append("match.join")
     if len(own.moves) >= 2:
         kinds.append("abort")

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from server.protocol import (
+from server.protocol_base import (
     MAX_CHAT_LENGTH,
     MAX_FLEET_KEY_LENGTH,
     MAX_MOVE_LENGTH,
@@ -380,7 +380,8 @@ ENGINE = Record({
     "source": nullable(OneOf(("book", "solved", "searched"))),
 })  # fmt: skip
 OFFERS_AND_ENDINGS = ("resign", "draw.offer", "draw.accept", "draw.decline", "abort",
-                      "rematch.offer", "rematch.accept", "rematch.decline")  # fmt: skip
+                      "rematch.offer", "rematch.accept", "rematch.decline",
+                      "takeback.offer", "takeback.accept", "takeback.decline")  # fmt: skip
 """The requests that take just a ``match_id``."""
 BOT = Record({"level": Integer(1, 99, required=True), "style": nullable(Identifier(32))})
 SCHEMAS: dict[str, dict[str, Field]] = {

@@ -97,11 +97,15 @@ async def api(page: Page, path: str) -> dict:
 
 
 async def sign_in(page: Page, name: str, path: str = "/") -> None:
-    """Open ``path`` as a first-time visitor, pick ``name``, and wait until the connection is up."""
-    await page.goto(path)
+    """Open the lobby as a first-time visitor, pick ``name``, then go to ``path`` (a match's page asks for
+    no name, only for watching), and wait until the connection is up."""
+    await page.goto("/")
     await page.get_by_label("Your name").fill(name)
     await page.get_by_role("button", name="Continue").click()
     await expect(page.get_by_role("status").filter(has_text="Online")).to_be_visible()
+    if path != "/":
+        await page.goto(path)
+        await expect(page.get_by_role("status").filter(has_text="Online")).to_be_visible()
 
 
 async def play_bot(page: Page, game_title: str, level: int, side: str) -> str:
