@@ -222,7 +222,8 @@ class MqttBus:
         self._stopping.set()
         if runner is not None:
             try:
-                await asyncio.wait_for(asyncio.shield(runner), self._timeout)
+                async with asyncio.timeout(self._timeout):
+                    await asyncio.shield(runner)
             except TimeoutError:
                 runner.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -305,8 +306,11 @@ class MqttBus:
             subscription.deliver(topic, payload)
         broker_subscription.subscriptions.add(subscription)
         if self._client is not None:
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for swallows a cancellation that comes as
+            # the wait ends, and a subscriber cancelled just then would wait on for ever.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(broker_subscription.ready.wait(), self._timeout)
+                async with asyncio.timeout(self._timeout):
+                    await broker_subscription.ready.wait()
 
     async def _detach(self, subscription: Subscription) -> None:
         broker_subscription = self._patterns.get(subscription.pattern)
@@ -405,7 +409,8 @@ class MqttBus:
             for task in done - {stopping}:
                 task.result()  # a broken connection raises MqttError here
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._outbox_empty.wait(), self._timeout / 2)
+                async with asyncio.timeout(self._timeout / 2):
+                    await self._outbox_empty.wait()
             if self.status_topic is not None and not self._disowned:
                 await client.publish(self.status_topic, self._status(online=False), qos=1, retain=True)
         finally:

@@ -127,6 +127,12 @@ class Subscription:
 
     async def __aenter__(self) -> Self:
         await self._attach(self)
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            # Cancelled while attaching, and the cancellation swallowed on the way (Python 3.11's
+            # asyncio.wait_for can, in the MQTT client's subscribe): stop now, or it would read for ever.
+            await self._detach(self)
+            raise asyncio.CancelledError
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
