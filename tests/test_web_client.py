@@ -55,6 +55,7 @@ async def test_tictactoe_against_a_level_1_bot_to_the_end(browser: Browser, base
     await bot_form.get_by_label("Bot level").select_option(index=0)
     # Level 1 anchors the ratings: its own is fixed, with no interval to tell.
     await expect(bot_form.locator(".level-description")).to_contain_text("1000 Elo (the scale's fixed point")
+    await expect(bot_form.locator(".level-description")).to_contain_text("level 1 held at 1000")
     match_id = await play_bot(page, "Tic-tac-toe", 1, "O (moves first)")
 
     await expect(page.get_by_role("group", name="Tic-tac-toe board")).to_be_visible()

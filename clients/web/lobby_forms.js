@@ -25,6 +25,15 @@ function ratingNote({ ci_low: low, ci_high: high, games }) {
   return `${interval}, from ${games} bot games`;
 }
 
+/** What a game's bot ratings are measured against: a level of its own ladder held fixed, or, with no
+ * level fixed, the outside engines the levels played (chess's are Stockfish's `UCI_Elo`). */
+function scaleNote(rows) {
+  const fixed = rows.find((row) => row.rating && row.rating.ci_low === row.rating.ci_high);
+  return fixed
+    ? `Elo of this game's bot ladder, level ${fixed.level} held at ${fixed.rating.elo}`
+    : "Elo on the scale of the outside engines the levels were measured against (for chess, Stockfish's UCI_Elo)";
+}
+
 function select(name, options, value) {
   return h(
     "select",
@@ -104,7 +113,9 @@ export function botForm(catalog, create) {
     const busy =
       chosen && !chosen.available ? " Every such bot is busy: the match waits for a free one." : "";
     const measured = chosen?.rating;
-    const rating = measured ? ` Rated ${measured.elo} Elo (${ratingNote(measured)}).` : "";
+    const rating = measured
+      ? ` Rated ${measured.elo} Elo (${ratingNote(measured)}; ${scaleNote(levelsOf(game.value))}).`
+      : "";
     description.textContent = `${chosen?.description ?? ""}${rating}${busy}`;
     // A game against a bot can be rated only at a rating its fleet announces.
     rated.querySelector('option[value="true"]').disabled = !measured;
