@@ -25,13 +25,12 @@ from urllib.parse import urlsplit
 from websockets.frames import CloseCode
 from websockets.http11 import Request as HttpRequest
 
-from games import GAMES
 from server import protocol
 from server.accounts import Accounts
 from server.addresses import AddressQuota, Allowance, parse_networks
 from server.bot_catalog import BotCatalog
 from server.bus import EventBus, bus_from_url
-from server.clock import TimeControl, describe
+from server.clock import describe
 from server.config import LOOPBACK_HOSTS, WILDCARD_HOSTS, ServerConfig
 from server.connection import Connection
 from server.errors import ErrorCode, ProtocolError, ServerStartError, storage_failure
@@ -41,7 +40,7 @@ from server.ids import new_match_id
 from server.listener import Listener
 from server.live import MatchHost, player_info
 from server.lobby import TOPIC_ROOT, Lobby
-from server.match import Match
+from server.match import Match, requested_game
 from server.match_actions import MATCH_ACTIONS
 from server.metrics import Metrics, measure_loop_lag
 from server.pool_service import PoolService
@@ -417,15 +416,7 @@ class Server:
     # ----------------------------------------------------------------- matches
 
     async def _create(self, connection: Connection, request: protocol.CreateMatch) -> None:
-        game = GAMES.get(request.game)
-        if game is None:
-            raise ProtocolError(
-                ErrorCode.NOT_FOUND, f"unknown game {request.game!r}; known games: {', '.join(sorted(GAMES))}"
-            )
-        try:
-            control = TimeControl.parse(request.time_control)
-        except ValueError as error:
-            raise ProtocolError(ErrorCode.BAD_FIELD, str(error)) from None
+        game, control = requested_game(request.game, request.time_control)
         if request.bot is not None and request.visibility == "private":
             # Bots find matches in the lobby, which lists no private match: it would wait for ever.
             raise ProtocolError(

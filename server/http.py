@@ -30,6 +30,7 @@ from server.export import export_extension, export_text
 from server.http_headers import SECURITY_HEADERS, content_security_policy
 from server.metrics import Metrics
 from server.profile_api import ProfileNotFound, profile_json
+from server.query import one_value, page_size
 from server.static_files import StaticFiles
 from server.storage import (
     FINISHED_STATUSES,
@@ -259,31 +260,16 @@ class HttpFront:
     async def _list_matches(self, query: dict[str, list[str]], viewer: str | None) -> Response:
         """Public matches, and the private ones ``viewer`` (the bearer's player) holds a seat in."""
 
-        def one(name: str) -> str | None:
-            """The parameter's last value, ``None`` if absent. A blank one is refused, not taken as absent:
-            it is a mistake (an empty field, an unfilled template), and a blank ``before`` read as none
-            would page back to the first page, forever."""
-            values = query.get(name)
-            if not values:
-                return None
-            if len(values) > 1:  # (not one of them picked in silence: ?status=open&status=live)
-                raise _bad_query(f"{name} is given {len(values)} times: give it once")
-            if not values[0].strip():
-                raise _bad_query(f"{name} is blank: give it a value, or leave it out")
-            return values[0]
-
-        game, status, player, before = one("game"), one("status"), one("player"), one("before")
+        try:
+            game, status = one_value(query, "game"), one_value(query, "status")
+            player, before = one_value(query, "player"), one_value(query, "before")
+            limit = page_size(one_value(query, "limit"), DEFAULT_PAGE_SIZE, MAX_LIST_LIMIT)
+        except ValueError as error:
+            raise _bad_query(str(error)) from None
         if game is not None and game not in GAMES:
             raise _bad_query(f"unknown game {game!r}; known games: {', '.join(sorted(GAMES))}")
         if status is not None and status not in MATCH_STATUSES:
             raise _bad_query(f"unknown status {status!r}; use one of {', '.join(MATCH_STATUSES)}")
-        limit_text = one("limit")
-        if limit_text is None:
-            limit_text = str(DEFAULT_PAGE_SIZE)
-        # ASCII digits only, and few of them: int() also reads other scripts' digits and refuses long text.
-        if not re.fullmatch("[0-9]{1,9}", limit_text) or not 1 <= int(limit_text) <= MAX_LIST_LIMIT:
-            raise _bad_query(f"limit must be a whole number from 1 to {MAX_LIST_LIMIT}, not {limit_text!r}")
-        limit = int(limit_text)
         records = await self.store.list_matches(
             game=game, status=status, player_id=player, limit=limit + 1, before=before, private_of=viewer
         )

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import msgspec
 from msgspec.structs import replace
 
-from games import Game, IllegalMoveError, Position
+from games import GAMES, Game, IllegalMoveError, Position
 from server import protocol
 from server.clock import Clock, TimeControl
 from server.errors import ErrorCode, ProtocolError
@@ -538,3 +538,18 @@ class Match(msgspec.Struct, frozen=True, gc=False):
         else:
             numbered = tuple([replace(event, seq=seq + index) for index, event in enumerate(events, start=1)])
         return Step(replace(self, seq=seq + len(numbered)), numbered, tuple(effects))
+
+
+def requested_game(game_name: str, time_control: str) -> tuple[Game, TimeControl | None]:
+    """The game and time control (``None``: untimed) a request for a new match names (``match.create``,
+    ``pool.join``), refused as the protocol says: ``not_found`` for an unknown game, ``bad_field`` for a
+    bad control."""
+    game = GAMES.get(game_name)
+    if game is None:
+        raise ProtocolError(
+            ErrorCode.NOT_FOUND, f"unknown game {game_name!r}; known games: {', '.join(sorted(GAMES))}"
+        )
+    try:
+        return game, TimeControl.parse(time_control)
+    except ValueError as error:
+        raise ProtocolError(ErrorCode.BAD_FIELD, str(error)) from None

@@ -22,14 +22,14 @@ from typing import Any
 from games import GAMES
 from server.bot_catalog import BotCatalog
 from server.bus import EventBus
-from server.clock import TimeControl, describe
+from server.clock import describe
 from server.config import ServerConfig
 from server.connection import Connection
 from server.errors import ErrorCode, ProtocolError
 from server.fair_use import BotGameCap
 from server.ids import new_match_id
 from server.live import LiveMatch, MatchHost, player_info
-from server.match import Match
+from server.match import Match, requested_game
 from server.pool import Pair, Pool, PoolView, Waiter
 from server.pool_exchange import PoolExchange
 from server.pool_protocol import (
@@ -120,15 +120,7 @@ class PoolService:
 
     async def join(self, connection: Connection, request: JoinPool) -> None:
         assert connection.player is not None
-        game = GAMES.get(request.game)
-        if game is None:
-            raise ProtocolError(
-                ErrorCode.NOT_FOUND, f"unknown game {request.game!r}; known games: {', '.join(sorted(GAMES))}"
-            )
-        try:
-            control = TimeControl.parse(request.time_control)
-        except ValueError as error:
-            raise ProtocolError(ErrorCode.BAD_FIELD, str(error)) from None
+        game, control = requested_game(request.game, request.time_control)
         player = player_info(connection.player)
         if self.exchange.is_handed(player.id):
             raise ProtocolError(ErrorCode.NOT_ALLOWED, "you have just been paired: your match is being made")

@@ -9,12 +9,12 @@ player id. docs/player-ratings.md describes it.
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote
 
 from games import GAMES
+from server.query import one_value, page_size
 from server.storage import Store
 from server.storage.profiles import OUTCOMES, GameFilter, Outcome, PlayedGame
 from server.storage.ratings import RatingChange, storage_errors
@@ -71,32 +71,17 @@ async def profile_json(store: Store, segment: str, query: dict[str, list[str]]) 
 
 
 def _filter(query: dict[str, list[str]]) -> tuple[GameFilter, int, str | None]:
-    def one(name: str) -> str | None:
-        values = query.get(name)
-        if not values:
-            return None
-        if len(values) > 1:
-            raise ValueError(f"{name} is given {len(values)} times: give it once")
-        if not values[0].strip():
-            raise ValueError(f"{name} is blank: give it a value, or leave it out")
-        return values[0]
-
-    game, result, rated, limit_text = one("game"), one("result"), one("rated"), one("limit")
+    game, result, rated = one_value(query, "game"), one_value(query, "result"), one_value(query, "rated")
     if game is not None and game not in GAMES:
         raise ValueError(f"unknown game {game!r}; known games: {', '.join(sorted(GAMES))}")
     if result is not None and result not in OUTCOMES:
         raise ValueError(f"unknown result {result!r}; use one of {', '.join(OUTCOMES)}")
     if rated is not None and rated not in ("true", "false"):
         raise ValueError(f"rated must be true or false, not {rated!r}")
-    limit = DEFAULT_PAGE if limit_text is None else _limit(limit_text)
+    limit = page_size(one_value(query, "limit"), DEFAULT_PAGE, MAX_PAGE)
     outcome: Outcome | None = next((known for known in OUTCOMES if known == result), None)
-    return GameFilter(game, outcome, None if rated is None else rated == "true"), limit, one("before")
-
-
-def _limit(text: str) -> int:
-    if not re.fullmatch("[0-9]{1,9}", text) or not 1 <= int(text) <= MAX_PAGE:
-        raise ValueError(f"limit must be a whole number from 1 to {MAX_PAGE}, not {text!r}")
-    return int(text)
+    rated_only = None if rated is None else rated == "true"
+    return GameFilter(game, outcome, rated_only), limit, one_value(query, "before")
 
 
 def _counts(by_outcome: dict[Outcome, int]) -> dict[str, int]:
