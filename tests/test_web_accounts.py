@@ -62,9 +62,12 @@ async def test_sign_up_log_out_and_log_in_elsewhere_to_resume_a_live_match(
     await signup.get_by_label("New password").fill(PASSWORD)
     await signup.get_by_role("button", name="Claim this name").click()
     await expect(laptop.locator("#toast")).to_contain_text(f"The name {name} is yours")
-    # Log out: the browser forgets the player and asks for a name again.
+    # Log out: the browser forgets the player (the match page goes on as anyone's who watches) and the
+    # lobby asks for a name again.
     await laptop.locator("#who summary").click()
     await laptop.get_by_role("button", name="Log out", exact=True).click()
+    await expect(laptop.locator("#toast")).to_contain_text("Logged out.")
+    await laptop.goto("/")
     await expect(laptop.get_by_label("Your name")).to_be_visible()
     await expect(laptop.get_by_role("status").filter(has_text="Not signed in")).to_be_visible()
     assert await laptop.evaluate("localStorage.getItem('plyarena.identity')") is None
@@ -100,8 +103,10 @@ async def test_sign_up_log_out_and_log_in_elsewhere_to_resume_a_live_match(
     await expect(laptop.locator("#who .me")).to_have_text(name)
     await phone.locator("#who summary").click()
     await phone.get_by_role("button", name="Log out everywhere").click()
-    for page in (phone, laptop):
-        await expect(page.get_by_label("Your name")).to_be_visible()
+    await expect(laptop.get_by_label("Your name")).to_be_visible()  # (the lobby asks for a name again)
     await expect(laptop.locator("#toast")).to_contain_text("You were logged out everywhere.")
+    # The phone's match page goes on as anyone's who watches it.
+    await expect(phone.locator("#toast")).to_contain_text("Logged out everywhere.")
+    await expect(phone.get_by_role("status").filter(has_text="Watching")).to_be_visible()
     for page_errors in errors:
         page_errors.assert_none()
