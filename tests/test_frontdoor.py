@@ -355,8 +355,9 @@ async def test_the_browser_follows_a_private_match_to_its_host_through_the_front
         moved = await rival.expect(type_="moved", match_id=match_id, ply=1)
         assert moved["seat"] == 1
         await expect(moves_played(watcher)).to_have_count(2)
-    # Each page's own connection, at arena-b, then its connection to arena-a at the front door.
-    assert sockets.count(front_door.ws_url()) == 2 and sockets.count(front_door.ws_url("arena-a")) == 2
+    # Each page's own connections at arena-b (in the lobby, where it picked its name, then on the match's
+    # page), then its connection to arena-a at the front door.
+    assert sockets.count(front_door.ws_url()) == 4 and sockets.count(front_door.ws_url("arena-a")) == 2
     for page_errors in errors:
         page_errors.assert_none()
 

@@ -7,9 +7,10 @@ chess screenshot shown in the README (docs/screenshots/chess.png).
 
 from __future__ import annotations
 
+import asyncio
 import re
 
-from playwright.async_api import Browser, Locator, Page, expect
+from playwright.async_api import Browser, FloatRect, Locator, Page, expect
 from support.web import (
     LAPTOP,
     TURN_TIMEOUT_MS,
@@ -45,6 +46,16 @@ def square(page: Page, name: str) -> Locator:
     return page.locator(f'svg.board [data-cell="{name}"]')
 
 
+async def box_of(element: Locator) -> FloatRect:
+    """Where ``element`` is drawn, once it is: a board drawn again meanwhile has no box for a moment."""
+    for _ in range(50):
+        box = await element.bounding_box()
+        if box is not None:
+            return box
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{element} was never drawn")
+
+
 async def click_move(page: Page, origin: str, target: str) -> None:
     await square(page, origin).click()
     await square(page, target).click()
@@ -74,8 +85,8 @@ async def test_two_people_play_chess_to_a_promotion_and_mate(browser: Browser, b
 
     # Each player has their own pieces at the bottom: Black's player sees the board turned round.
     for page, bottom, top in ((alice, "e1", "e8"), (bob, "e8", "e1")):
-        low, high = await square(page, bottom).bounding_box(), await square(page, top).bounding_box()
-        assert low and high and low["y"] > high["y"], (page, low, high)
+        low, high = await box_of(square(page, bottom)), await box_of(square(page, top))
+        assert low["y"] > high["y"], (page, low, high)
     await expect(square(alice, "e1")).to_have_attribute("aria-label", "e1, White king")
     # A king stands beside each name, in the colour of that player's pieces.
     black_swatch = alice.locator(".player-strip.seat1 .swatch image")

@@ -981,10 +981,17 @@ async def test_othello_move_hints_stand_out_from_the_board(
         await expect(page.locator(".turn-status")).to_have_text("Your turn (Black).")
         dots = page.locator("svg.board .hint-dot")
         await expect(dots).to_have_count(4)
-        dot_fill, square_fill = await dots.first.evaluate(
-            """(dot) => [getComputedStyle(dot).fill,
-                         getComputedStyle(dot.closest(".cell").querySelector(".square")).fill]"""
-        )
+        fills = None
+        for _ in range(50):  # (a board drawn again meanwhile leaves a detached dot, with no style)
+            fills = await dots.first.evaluate(
+                """(dot) => dot.isConnected ? [getComputedStyle(dot).fill,
+                    getComputedStyle(dot.closest(".cell").querySelector(".square")).fill] : null"""
+            )
+            if fills:
+                break
+            await asyncio.sleep(0.1)
+        assert fills, "the hint dots were never drawn for long"
+        dot_fill, square_fill = fills
     *dot, alpha = css_color(dot_fill)
     square = css_color(square_fill)[:3]
     shown = tuple(alpha * d + (1 - alpha) * s for d, s in zip(dot, square, strict=True))

@@ -135,7 +135,7 @@ export function mount(container, app, [matchId]) {
     } else if (message.type === "match.spectators") {
       if (!model.ready) return;
       model.state.spectators = message.spectators;
-      render();
+      showSpectators(); // (the count alone: the board is not drawn again for it)
     } else if (typeof message.seq === "number" && message.type !== "error") {
       onEvent(message);
     }
@@ -419,6 +419,11 @@ export function mount(container, app, [matchId]) {
     replaceChildren(container, ui.view);
   }
 
+  function showSpectators() {
+    ui.spectators.textContent = spectatorText(model);
+    ui.spectators.hidden = !ui.spectators.textContent;
+  }
+
   function renderControls() {
     const actions = { act, move: sendMove, join };
     const options = { matchId, sides: ui.sides, sending, resign: ui.resign, ...actions };
@@ -479,8 +484,7 @@ export function mount(container, app, [matchId]) {
     ui.status.textContent = turnText(model, { names: labels, sides: ui.sides, sending });
     ui.botStatus.hidden = !(botStatus && state.status === "open");
     ui.botStatus.textContent = ui.botStatus.hidden ? "" : botStatus.reason;
-    ui.spectators.textContent = spectatorText(model);
-    ui.spectators.hidden = !ui.spectators.textContent;
+    showSpectators();
     showResult(ui.banner, model, labels);
     renderControls();
     replaceChildren(
