@@ -135,9 +135,12 @@ export function mount(container, app, [name]) {
   let nextBefore = null;
   let catalog = {};
 
+  let latest = 0;
+  /** Shows the games the filters select; of loads that overlap (filters changed quickly) only the last. */
   async function loadGames(append) {
+    const asked = ++latest;
     const page = await api.profile(name, { ...filters, before: append ? nextBefore : undefined });
-    if (stopped) return;
+    if (stopped || asked !== latest) return;
     nextBefore = page.next_before;
     more.hidden = !nextBefore;
     const rows = page.games.map((game) => gameRow(catalog, game));
